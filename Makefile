@@ -1,0 +1,26 @@
+# peer — the two commands a user needs: `make demo` and `make test`.
+# Both do all set-up first (scripts/bootstrap: Debian packages, Python tools).
+SHELL := /bin/bash
+SWIFT ?= swift
+
+.PHONY: all bootstrap build test demo clean
+
+all: build
+
+bootstrap:
+	@scripts/bootstrap
+
+build: bootstrap
+	$(SWIFT) build
+
+# The real router and STUN/TURN server start once for the whole test run
+# (scripts/services run) and are stopped by process id afterwards.
+test: bootstrap
+	$(SWIFT) build --build-tests
+	scripts/services run -- $(SWIFT) test
+
+demo: build
+	scripts/services run -- scripts/demo
+
+clean:
+	rm -rf .build

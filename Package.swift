@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+// The `peer` package: a headless WebRTC peer agent. Layout and dependency
+// direction follow ../shared/DESIGN.md: lower modules never import higher ones;
+// SDP and RTP are pure Swift; each C library enters through one system-library
+// target (Sources/C/*) holding only a module map and a small header.
+import PackageDescription
+
+/// A SwiftPM system-library target for one Debian `-dev` package.
+func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+    .systemLibrary(name: name, path: "Sources/C/\(name)", pkgConfig: pkgConfig,
+                   providers: [.apt(apt)])
+}
+
+let package = Package(
+    name: "peer",
+    products: [
+        .executable(name: "peer", targets: ["peer"]),
+        .library(name: "PeerAgent", targets: ["PeerAgent"]),
+    ],
+    targets: [
+        // C libraries (Debian packages named as providers).
+        system("CGLib", pkgConfig: "gio-2.0", apt: ["libglib2.0-dev"]),
+        system("CNice", pkgConfig: "nice", apt: ["libnice-dev"]),
+        system("CSoup", pkgConfig: "libsoup-3.0", apt: ["libsoup-3.0-dev", "glib-networking"]),
+        system("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
+        system("CSRTP", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"]),
+        system("CVPX", pkgConfig: "vpx", apt: ["libvpx-dev"]),
+        system("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
+        system("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
+
+        // Library modules, lowest first.
+        .target(name: "EventLoop", dependencies: ["CGLib"]),
+        .target(name: "SDP"),
+        .target(name: "RTP"),
+        .target(name: "ICE", dependencies: ["EventLoop", "CGLib", "CNice"]),
+        .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
+        .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
+        .target(name: "Media", dependencies: ["CVPX", "COpus", "COgg"]),
+        .target(name: "PeerAgent",
+                dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
+        .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
+
+        // Test support: the real router and STUN/TURN server, started through
+        // scripts/services (one implementation for tests, demo and benchmarks).
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+
+        .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "CGLib"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
+        .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,2 @@
+// libsoup-3.0: HTTP and WebSocket client for the WAMP transport.
+#include <libsoup/soup.h>

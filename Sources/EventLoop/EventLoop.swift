@@ -1,0 +1,206 @@
+import CGLib
+import Foundation
+
+/// The one GLib main loop thread that libnice agents and the libsoup WebSocket share.
+///
+/// Threading rules:
+/// - The loop thread is started on first use of ``shared`` (or by ``init(name:)``)
+///   and owns one `GMainContext`, pushed as that thread's thread-default context,
+///   so libsoup sessions and libnice agents created on it attach their sources there.
+/// - Every call into libnice or libsoup is made on the loop thread: use ``async(_:)``
+///   (fire and forget, in submission order), ``sync(_:)`` (blocks the caller; runs
+///   inline when already on the loop thread) or ``perform(_:)`` (async/await).
+/// - C callbacks (GLib signals, sources) fire on the loop thread; keep them short.
+/// - ``stop()`` quits the loop and joins the thread; closures submitted after that
+///   are dropped.
+public final class EventLoop: @unchecked Sendable {
+    // All mutable state is in GLib objects, which are themselves thread-safe for the
+    // calls used here (g_main_context_invoke_full, g_main_loop_quit, is_owner).
+
+    /// The process-wide loop, started on first use and never stopped.
+    public static let shared = EventLoop(name: "peer-glib-loop")
+
+    /// The `GMainContext*` this loop runs; thread-default on the loop thread.
+    public let context: OpaquePointer
+    private let loop: OpaquePointer
+    private let finished = DispatchSemaphore(value: 0)
+    private let lock = NSLock()
+    private var stopped = false
+
+    /// Starts a new loop thread named `name` and returns once the loop is running.
+    public init(name: String) {
+        context = g_main_context_new()
+        loop = g_main_loop_new(context, 0)
+        let started = DispatchSemaphore(value: 0)
+        let pointers = LoopPointers(context: context, loop: loop), done = finished
+        let thread = Thread {
+            let ctx = pointers.context, lp = pointers.loop
+            g_main_context_push_thread_default(ctx)
+            // An idle source on this context signals the caller from inside the running loop.
+            let box = Unmanaged.passRetained(SignalBox(started))
+            let source = g_idle_source_new()
+            g_source_set_callback(source, { data in
+                guard let data else { return 0 }
+                Unmanaged<SignalBox>.fromOpaque(data).takeRetainedValue().semaphore.signal()
+                return 0  // G_SOURCE_REMOVE
+            }, box.toOpaque(), nil)
+            g_source_attach(source, ctx)
+            g_source_unref(source)
+            g_main_loop_run(lp)
+            // Run what was queued before stop() so no sync caller waits forever.
+            while g_main_context_iteration(ctx, 0) != 0 {}
+            g_main_context_pop_thread_default(ctx)
+            done.signal()
+        }
+        thread.name = name
+        thread.start()
+        started.wait()
+    }
+
+    deinit {
+        stop()
+        g_main_loop_unref(loop)
+        g_main_context_unref(context)
+    }
+
+    /// True when called on this loop's thread (the thread that owns ``context``).
+    public var isCurrent: Bool { g_main_context_is_owner(context) != 0 }
+
+    /// Runs `body` on the loop thread, after closures submitted before it.
+    /// Dropped silently if the loop was stopped.
+    public func async(_ body: @escaping @Sendable () -> Void) {
+        _ = enqueue(body)
+    }
+
+    /// Queues `body` as an idle source; false when the loop is stopped. Holding the
+    /// lock while attaching guarantees every accepted closure runs: stop() sets the
+    /// flag under the same lock before quitting, and the thread drains after quitting.
+    private func enqueue(_ body: @escaping @Sendable () -> Void) -> Bool {
+        lock.lock()
+        defer { lock.unlock() }
+        if stopped { return false }
+        let box = Unmanaged.passRetained(ClosureBox(body))
+        // g_main_context_invoke_full runs inline when the caller owns the context;
+        // we always want queue order, so attach an idle source instead.
+        let source = g_idle_source_new()
+        g_source_set_priority(source, Int32(G_PRIORITY_DEFAULT))
+        g_source_set_callback(source, { data in
+            guard let data else { return 0 }
+            Unmanaged<ClosureBox>.fromOpaque(data).takeUnretainedValue().body()
+            return 0  // G_SOURCE_REMOVE
+        }, box.toOpaque(), { data in
+            guard let data else { return }
+            Unmanaged<ClosureBox>.fromOpaque(data).release()
+        })
+        g_source_attach(source, context)
+        g_source_unref(source)
+        return true
+    }
+
+    /// Runs `body` on the loop thread and waits for its result. Runs inline when the
+    /// caller is already on the loop thread. Rethrows what `body` throws.
+    public func sync<T>(_ body: () throws -> T) rethrows -> T {
+        if isCurrent { return try body() }
+        return try withoutActuallyEscaping(body) { escapable in
+            let transfer = SyncTransfer(escapable)
+            let done = DispatchSemaphore(value: 0)
+            let queued = enqueue {
+                transfer.run()
+                done.signal()
+            }
+            guard queued else { return try escapable() }  // loop stopped: run here
+            done.wait()
+            guard let value = transfer.value else { return try escapable() }
+            return try value.get()
+        }
+    }
+
+    /// Runs `body` on the loop thread and resumes with its result.
+    /// - Throws: what `body` throws; ``EventLoopError/stopped`` if the loop was stopped.
+    public func perform<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            let queued = enqueue { continuation.resume(with: Result { try body() }) }
+            if !queued { continuation.resume(throwing: EventLoopError.stopped) }
+        }
+    }
+
+    /// Runs `body` on the loop thread after `milliseconds` ms (a GLib timeout source).
+    /// Returns the source id, usable with ``cancelTimer(_:)``.
+    @discardableResult
+    public func after(milliseconds: UInt32, _ body: @escaping @Sendable () -> Void) -> UInt32 {
+        let box = Unmanaged.passRetained(ClosureBox(body))
+        let source = g_timeout_source_new(milliseconds)
+        g_source_set_callback(source, { data in
+            guard let data else { return 0 }
+            Unmanaged<ClosureBox>.fromOpaque(data).takeUnretainedValue().body()
+            return 0
+        }, box.toOpaque(), { data in
+            guard let data else { return }
+            Unmanaged<ClosureBox>.fromOpaque(data).release()
+        })
+        let id = g_source_attach(source, context)
+        g_source_unref(source)
+        return id
+    }
+
+    /// Cancels a timer made by ``after(milliseconds:_:)`` if it has not fired.
+    public func cancelTimer(_ id: UInt32) {
+        let pointers = LoopPointers(context: context, loop: loop)
+        async {
+            if let source = g_main_context_find_source_by_id(pointers.context, id) { g_source_destroy(source) }
+        }
+    }
+
+    /// Quits the loop and waits for its thread to end. Idempotent; must not be called
+    /// from the loop thread itself (it would wait for itself), where it only quits.
+    public func stop() {
+        lock.lock()
+        let first = !stopped
+        stopped = true
+        lock.unlock()
+        guard first else { return }
+        g_main_loop_quit(loop)
+        if !isCurrent { finished.wait() }
+    }
+
+    /// GLib's version as linked at run time (`glib_major_version` …), e.g. "2.74.6".
+    public static var glibVersion: String { "\(glib_major_version).\(glib_minor_version).\(glib_micro_version)" }
+}
+
+/// Errors of ``EventLoop``.
+public enum EventLoopError: Error, Equatable {
+    /// The loop was stopped before the closure could run.
+    case stopped
+}
+
+/// The loop's GLib pointers, handed to closures that run on the loop thread
+/// (GMainContext and GMainLoop are thread-safe objects).
+private struct LoopPointers: @unchecked Sendable {
+    let context: OpaquePointer
+    let loop: OpaquePointer
+}
+
+private final class ClosureBox {
+    let body: @Sendable () -> Void
+    init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+}
+
+private final class SignalBox {
+    let semaphore: DispatchSemaphore
+    init(_ semaphore: DispatchSemaphore) { self.semaphore = semaphore }
+}
+
+/// Carries a non-Sendable closure to the loop thread for ``EventLoop/sync(_:)``,
+/// which blocks the caller until it has run, so no concurrent access happens.
+/// ``run()`` drops the closure before the caller is woken, as
+/// `withoutActuallyEscaping` requires.
+private final class SyncTransfer<T>: @unchecked Sendable {
+    private var body: (() throws -> T)?
+    private(set) var value: Result<T, any Error>?
+    init(_ body: @escaping () throws -> T) { self.body = body }
+
+    func run() {
+        if let body { value = Result { try body() } }
+        body = nil
+    }
+}

@@ -1,0 +1,108 @@
+/// A cursor over received bytes that every RTP/RTCP/STUN parser shares, so no
+/// parser does index arithmetic of its own. Multi-byte integers are network
+/// byte order (big-endian, RFC 3550 §4). Reading past the end throws, naming the
+/// byte offset and what was wanted; it never traps.
+public struct ByteReader {
+    /// The bytes being read.
+    public let bytes: [UInt8]
+    /// Offset of the next byte to read, in bytes from the start of ``bytes``.
+    public private(set) var offset: Int
+
+    /// Starts reading `bytes` at `offset` (default 0).
+    public init(_ bytes: [UInt8], offset: Int = 0) {
+        self.bytes = bytes
+        self.offset = offset
+    }
+
+    /// Bytes left to read.
+    public var remaining: Int { bytes.count - offset }
+
+    /// Reads one byte. Throws ``ByteReaderError/truncated(offset:wanted:available:field:)``.
+    public mutating func u8(_ field: String = "byte") throws(ByteReaderError) -> UInt8 {
+        try need(1, field)
+        defer { offset += 1 }
+        return bytes[offset]
+    }
+
+    /// Reads a 16-bit big-endian integer.
+    public mutating func u16(_ field: String = "u16") throws(ByteReaderError) -> UInt16 {
+        try need(2, field)
+        defer { offset += 2 }
+        return UInt16(bytes[offset]) << 8 | UInt16(bytes[offset + 1])
+    }
+
+    /// Reads a 24-bit big-endian integer into the low bits of a `UInt32`.
+    public mutating func u24(_ field: String = "u24") throws(ByteReaderError) -> UInt32 {
+        try need(3, field)
+        defer { offset += 3 }
+        return UInt32(bytes[offset]) << 16 | UInt32(bytes[offset + 1]) << 8 | UInt32(bytes[offset + 2])
+    }
+
+    /// Reads a 32-bit big-endian integer.
+    public mutating func u32(_ field: String = "u32") throws(ByteReaderError) -> UInt32 {
+        try need(4, field)
+        defer { offset += 4 }
+        return bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// Reads a 64-bit big-endian integer (NTP timestamps, RFC 3550 §4).
+    public mutating func u64(_ field: String = "u64") throws(ByteReaderError) -> UInt64 {
+        try need(8, field)
+        defer { offset += 8 }
+        return bytes[offset..<offset + 8].reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
+    /// Reads `count` bytes.
+    public mutating func take(_ count: Int, _ field: String = "bytes") throws(ByteReaderError) -> [UInt8] {
+        try need(count, field)
+        defer { offset += count }
+        return Array(bytes[offset..<offset + count])
+    }
+
+    /// Skips `count` bytes.
+    public mutating func skip(_ count: Int, _ field: String = "bytes") throws(ByteReaderError) {
+        try need(count, field)
+        offset += count
+    }
+
+    private func need(_ count: Int, _ field: String) throws(ByteReaderError) {
+        guard count >= 0, count <= remaining else {
+            throw .truncated(offset: offset, wanted: count, available: remaining, field: field)
+        }
+    }
+}
+
+/// Errors of ``ByteReader``.
+public enum ByteReaderError: Error, Equatable, CustomStringConvertible {
+    /// `field` needed `wanted` bytes at byte `offset` but only `available` were left.
+    case truncated(offset: Int, wanted: Int, available: Int, field: String)
+
+    public var description: String {
+        switch self {
+        case let .truncated(offset, wanted, available, field):
+            return "truncated \(field) at byte \(offset): wanted \(wanted) bytes, \(available) left"
+        }
+    }
+}
+
+/// Builds bytes in network byte order; the writing twin of ``ByteReader``.
+public struct ByteWriter {
+    /// The bytes written so far.
+    public private(set) var bytes: [UInt8] = []
+
+    /// An empty writer; `capacity` reserves room in bytes.
+    public init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
+
+    /// Appends one byte.
+    public mutating func u8(_ v: UInt8) { bytes.append(v) }
+    /// Appends a 16-bit big-endian integer.
+    public mutating func u16(_ v: UInt16) { bytes += [UInt8(v >> 8), UInt8(v & 0xff)] }
+    /// Appends the low 24 bits of `v`, big-endian.
+    public mutating func u24(_ v: UInt32) { bytes += [UInt8((v >> 16) & 0xff), UInt8((v >> 8) & 0xff), UInt8(v & 0xff)] }
+    /// Appends a 32-bit big-endian integer.
+    public mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((v >> UInt32(s)) & 0xff)) } }
+    /// Appends a 64-bit big-endian integer.
+    public mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((v >> UInt64(s)) & 0xff)) } }
+    /// Appends raw bytes.
+    public mutating func append(_ b: [UInt8]) { bytes += b }
+}

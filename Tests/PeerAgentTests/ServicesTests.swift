@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+import TestSupport
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The test services themselves: they start from nothing, answer, stop without
+/// leftovers, and fail fast with a clear error naming the service.
+@Suite struct ServicesTests {
+    /// Process ids whose process group is `pgid`, or whose command line mentions `text`.
+    static func processes(group pgid: Int32? = nil, mentioning text: String? = nil) -> [Int32] {
+        let entries = (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []
+        return entries.compactMap { Int32($0) }.filter { pid in
+            if let pgid, let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+               let close = stat.lastIndex(of: ")") {
+                // Fields after "(comm)": state ppid pgrp ...
+                let fields = stat[stat.index(after: close)...].split(separator: " ")
+                if fields.count > 2, Int32(fields[2]) == pgid, !fields[0].hasPrefix("Z") { return true }
+            }
+            if let text, let cmd = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline"),
+               String(decoding: cmd, as: UTF8.self).contains(text) { return true }
+            return false
+        }
+    }
+
+    @Test func startAnswerAndStopLeavesNoProcess() throws {
+        let dir = TestServices.temporaryDirectory("lifecycle")
+        let info = try TestServices.start(dir: dir)
+        let routerPid = try #require(info.router_pid)
+        let turnPid = try #require(info.turn_pid)
+        #expect(kill(routerPid, 0) == 0)
+        #expect(kill(turnPid, 0) == 0)
+        #expect(info.router_url == "ws://127.0.0.1:\(info.router_port ?? 0)/ws")
+        // Each service really answers.
+        let hello = try TestServices.run(TestServices.script, ["wamp-hello", info.router_url ?? "", "realm1"])
+        #expect(hello.status == 0 && hello.stdout.hasPrefix("[2,"), "\(hello.stderr)")
+        try TestServices.stop(dir: dir)
+        #expect(Self.processes(group: routerPid).isEmpty)
+        #expect(Self.processes(group: turnPid).isEmpty)
+        #expect(Self.processes(mentioning: dir).isEmpty)
+        try TestServices.stop(dir: dir)  // idempotent
+    }
+
+    @Test func aTakenRouterPortIsAClearErrorNotAHang() throws {
+        let listener = try TakenPort(type: SOCK_STREAM)
+        let dir = TestServices.temporaryDirectory("taken-router")
+        let start = Date()
+        #expect {
+            _ = try TestServices.start(dir: dir, ["--only", "router", "--router-port", "\(listener.port)"])
+        } throws: { error in
+            guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
+            return status == 1 && stderr.contains("router") && stderr.contains("\(listener.port)")
+                && stderr.contains("in use")
+        }
+        #expect(Date().timeIntervalSince(start) < 10)
+        #expect(Self.processes(mentioning: dir).isEmpty)
+    }
+
+    @Test func aTakenTurnPortIsAClearErrorNotAHang() throws {
+        let socket = try TakenPort(type: SOCK_DGRAM)
+        let dir = TestServices.temporaryDirectory("taken-turn")
+        #expect {
+            _ = try TestServices.start(dir: dir, ["--only", "turn", "--turn-port", "\(socket.port)"])
+        } throws: { error in
+            guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
+            return status == 1 && stderr.contains("turn") && stderr.contains("in use")
+        }
+        #expect(Self.processes(mentioning: dir).isEmpty)
+    }
+
+    @Test func aMissingBinaryNamesTheServiceAndLeavesNothingRunning() throws {
+        let dir = TestServices.temporaryDirectory("missing-crossbar")
+        #expect {
+            _ = try TestServices.start(dir: dir, environment: ["PEER_CROSSBAR": "/nonexistent/crossbar"])
+        } throws: { error in
+            guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
+            return status == 1 && stderr.contains("router") && stderr.contains("/nonexistent/crossbar")
+        }
+        // The STUN/TURN server, if it had started first, was stopped again.
+        #expect(Self.processes(mentioning: dir).isEmpty)
+
+        let dir2 = TestServices.temporaryDirectory("missing-turn")
+        #expect {
+            _ = try TestServices.start(dir: dir2, ["--only", "turn"], environment: ["PEER_TURNSERVER": "/nonexistent/turnserver"])
+        } throws: { error in
+            guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
+            return status == 1 && stderr.contains("turn") && stderr.contains("not found")
+        }
+    }
+}
+
+/// A socket bound to a free port on 127.0.0.1 (and listening, for TCP) for the
+/// life of the value: makes the port "taken".
+final class TakenPort {
+    let fd: Int32
+    let port: UInt16
+
+    init(type: __socket_type) throws {
+        let fd = socket(AF_INET, Int32(type.rawValue), 0)
+        guard fd >= 0 else { throw POSIXError(.EIO) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { close(fd); throw POSIXError(.EADDRINUSE) }
+        if type == SOCK_STREAM { listen(fd, 1) }
+        self.fd = fd
+        port = UInt16(bigEndian: addr.sin_port)
+    }
+
+    deinit { close(fd) }
+}

@@ -1,0 +1,217 @@
+/// What one local track offers or accepts: its kind, direction and the source
+/// description announced for what it sends (RFC 5576 ssrc/cname, RFC 8830 msid).
+public struct LocalTrack: Equatable, Sendable {
+    /// `.audio` or `.video`.
+    public var kind: MediaKind
+    /// The direction we want: sendrecv, sendonly, recvonly or inactive.
+    public var direction: Direction
+    /// The SSRC of what we send (RFC 3550 §8).
+    public var ssrc: UInt32
+    /// RTCP CNAME (RFC 7022) announced with the SSRC.
+    public var cname: String
+    /// `a=msid` stream and track ids.
+    public var streamId: String
+    public var trackId: String
+
+    public init(kind: MediaKind, direction: Direction = .sendrecv, ssrc: UInt32, cname: String,
+                streamId: String, trackId: String) {
+        self.kind = kind; self.direction = direction; self.ssrc = ssrc; self.cname = cname
+        self.streamId = streamId; self.trackId = trackId
+    }
+}
+
+/// The local side of a negotiation: session ids, ICE credentials, DTLS
+/// fingerprint and tracks. JSEP (RFC 8829) writes these into every m-section.
+public struct LocalDescriptionOptions: Equatable, Sendable {
+    /// `o=` session id and version, decimal (RFC 8829 §5.2.1: a random 62-bit number).
+    public var sessionId: UInt64
+    public var sessionVersion: UInt64 = 2
+    /// ICE username fragment (4+ chars) and password (22+ chars), RFC 8839 §5.4.
+    public var iceUfrag: String
+    public var icePwd: String
+    /// `a=ice-options` (e.g. ["trickle"]).
+    public var iceOptions: [String] = ["trickle"]
+    /// The certificate fingerprint(s) (RFC 8122), normally one sha-256.
+    public var fingerprints: [Fingerprint]
+    /// At most one audio and one video track.
+    public var tracks: [LocalTrack]
+
+    public init(sessionId: UInt64, sessionVersion: UInt64 = 2, iceUfrag: String, icePwd: String,
+                iceOptions: [String] = ["trickle"], fingerprints: [Fingerprint], tracks: [LocalTrack]) {
+        self.sessionId = sessionId; self.sessionVersion = sessionVersion; self.iceUfrag = iceUfrag
+        self.icePwd = icePwd; self.iceOptions = iceOptions; self.fingerprints = fingerprints; self.tracks = tracks
+    }
+
+    func track(_ kind: MediaKind) -> LocalTrack? { tracks.first { $0.kind == kind } }
+}
+
+/// Offer/answer (RFC 3264, JSEP RFC 8829 §5.2–5.3) for the codecs `peer` serves:
+/// Opus 48000/2 and VP8 90000, BUNDLE, rtcp-mux, DTLS-SRTP.
+public enum JSEP {
+    /// Our audio codec: Opus 48 kHz stereo-capable, payload type 111, RFC 7587.
+    public static let opus = PayloadFormat(payloadType: 111, name: "opus", clockRate: 48000, channels: 2,
+                                           fmtp: "minptime=10;useinbandfec=1", rtcpFeedback: [])
+    /// Our video codec: VP8 90 kHz, payload type 96, RFC 7741, with NACK, PLI, FIR and REMB feedback.
+    public static let vp8 = PayloadFormat(payloadType: 96, name: "VP8", clockRate: 90000, channels: nil,
+                                          fmtp: nil, rtcpFeedback: ["goog-remb", "ccm fir", "nack", "nack pli"])
+    /// RTCP feedback we can honour (RFC 4585, RFC 5104, draft-alvestrand-rmcat-remb).
+    public static let supportedFeedback: Set<String> = ["nack", "nack pli", "ccm fir", "goog-remb"]
+    /// Header extensions we use: the mid extension (RFC 8843 §15.1) for routing.
+    public static let midExtension = "urn:ietf:params:rtp-hdrext:sdes:mid"
+    /// The RTP profile for DTLS-SRTP with feedback (RFC 5764 §8).
+    public static let rtpProfile = "UDP/TLS/RTP/SAVPF"
+
+    static func codec(for kind: MediaKind) -> PayloadFormat? {
+        switch kind {
+        case .audio: return opus
+        case .video: return vp8
+        default: return nil
+        }
+    }
+
+    /// Builds an offer with one m-section per local track (audio first), mids "0", "1", …,
+    /// all in one BUNDLE group, `a=setup:actpass`, rtcp-mux and rtcp-rsize.
+    public static func createOffer(_ options: LocalDescriptionOptions) -> SessionDescription {
+        var d = baseDescription(options)
+        let ordered = options.tracks.sorted { ($0.kind == .audio ? 0 : 1) < ($1.kind == .audio ? 0 : 1) }
+        for (index, track) in ordered.enumerated() {
+            guard let codec = codec(for: track.kind) else { continue }
+            var m = section(kind: track.kind, mid: String(index), options: options, setup: .actpass)
+            m.formats = [String(codec.payloadType)]
+            m.payloads = [codec]
+            m.extmaps = [Extmap(id: 1, uri: midExtension)]
+            m.direction = track.direction
+            announce(track, in: &m)
+            d.media.append(m)
+        }
+        let mids = d.media.compactMap(\.mid)
+        if !mids.isEmpty { d.groups = [Group(semantics: "BUNDLE", mids: mids)] }
+        return d
+    }
+
+    /// Builds the answer to `offer` (RFC 3264 §6, RFC 8829 §5.3.1):
+    /// - m-sections mirrored in order with their mids;
+    /// - codecs intersected by name, clock rate and channels, keeping the offerer's
+    ///   payload types, with our fmtp and the offered feedback we support;
+    /// - direction = our wish ∩ the reverse of the offered one;
+    /// - a section we cannot serve (no common codec, no local track of its kind,
+    ///   data channels, a rejected offer section) rejected with port 0, mid kept;
+    /// - BUNDLE: the offered group minus rejected mids;
+    /// - `a=setup:active` against actpass or passive, `passive` against active;
+    /// - header extensions we support kept with the offerer's ids.
+    /// - Throws: ``JSEPError`` when the offer is not an offer we can answer at all
+    ///   (an m-section without `a=mid`, an offered `a=setup:holdconn`).
+    public static func createAnswer(to offer: SessionDescription, _ options: LocalDescriptionOptions) throws(JSEPError) -> SessionDescription {
+        var d = baseDescription(options)
+        d.extmapAllowMixed = offer.extmapAllowMixed
+        var used: Set<MediaKind> = []
+        for (index, o) in offer.media.enumerated() {
+            guard let mid = o.mid else { throw .missingMid(index: index) }
+            let offeredSetup = o.setup ?? offer.setup ?? .actpass
+            let setup: Setup
+            switch offeredSetup {
+            case .actpass, .passive: setup = .active
+            case .active: setup = .passive
+            case .holdconn: throw .unusableSetup(mid: mid, setup: offeredSetup.rawValue)
+            }
+            var m = section(kind: o.kind, mid: mid, options: options, setup: setup)
+            m.proto = o.proto
+            let track = used.contains(o.kind) ? nil : options.track(o.kind)
+            let common = commonPayloads(o)
+            guard let track, o.port != 0, o.isRTP, !common.isEmpty,
+                  o.proto.uppercased().contains("SAVP") else {
+                d.media.append(rejected(o))
+                continue
+            }
+            used.insert(o.kind)
+            m.formats = common.map { String($0.payloadType) }
+            m.payloads = common
+            m.rtcpMux = o.rtcpMux
+            m.rtcpRsize = o.rtcpRsize
+            m.extmaps = o.extmaps.filter { $0.uri == midExtension }
+            let direction = Direction(sends: track.direction.sends && o.effectiveDirection.receives,
+                                      receives: track.direction.receives && o.effectiveDirection.sends)
+            m.direction = direction
+            if direction.sends { announce(track, in: &m) }
+            d.media.append(m)
+        }
+        if let bundle = offer.bundleGroup {
+            let accepted = Set(d.media.filter { $0.port != 0 }.compactMap(\.mid))
+            let mids = bundle.mids.filter(accepted.contains)
+            if !mids.isEmpty { d.groups = [Group(semantics: bundle.semantics, mids: mids)] }
+        }
+        return d
+    }
+
+    /// The offered payload formats that match our codec for the section's kind, in
+    /// the offer's order, with the offerer's payload type, our fmtp and the
+    /// feedback both sides support.
+    static func commonPayloads(_ offered: MediaDescription) -> [PayloadFormat] {
+        guard let ours = codec(for: offered.kind), let name = ours.name, let clock = ours.clockRate else { return [] }
+        return offered.payloads.filter { $0.matches(name: name, clockRate: clock, channels: ours.channels ?? 1) }
+            .map { theirs in
+                var p = ours
+                p.payloadType = theirs.payloadType
+                p.name = theirs.name
+                let fb = theirs.rtcpFeedback + offered.rtcpFeedbackAll
+                p.rtcpFeedback = ours.rtcpFeedback.filter(fb.contains)
+                return p
+            }
+    }
+
+    static func rejected(_ offered: MediaDescription) -> MediaDescription {
+        var m = MediaDescription(kind: offered.kind, port: 0, proto: offered.proto, formats: offered.formats)
+        m.mid = offered.mid
+        m.connection = Connection()
+        if offered.isRTP {
+            m.payloads = offered.payloads.map { PayloadFormat(payloadType: $0.payloadType, name: $0.name,
+                                                              clockRate: $0.clockRate, channels: $0.channels) }
+            m.direction = .inactive
+        }
+        return m
+    }
+
+    static func baseDescription(_ options: LocalDescriptionOptions) -> SessionDescription {
+        var d = SessionDescription(origin: Origin(sessionId: String(options.sessionId),
+                                                  sessionVersion: String(options.sessionVersion)))
+        d.msidSemantic = MsidSemantic(semantic: "WMS", identifiers: ["*"])
+        return d
+    }
+
+    static func section(kind: MediaKind, mid: String, options: LocalDescriptionOptions, setup: Setup) -> MediaDescription {
+        var m = MediaDescription(kind: kind, port: 9, proto: rtpProfile)
+        m.connection = Connection()
+        m.rtcp = "9 IN IP4 0.0.0.0"
+        m.iceUfrag = options.iceUfrag
+        m.icePwd = options.icePwd
+        m.iceOptions = options.iceOptions
+        m.fingerprints = options.fingerprints
+        m.setup = setup
+        m.mid = mid
+        m.rtcpMux = true
+        m.rtcpRsize = true
+        return m
+    }
+
+    static func announce(_ track: LocalTrack, in m: inout MediaDescription) {
+        guard track.direction.sends else { return }
+        m.msids = [Msid(streamId: track.streamId, trackId: track.trackId)]
+        m.ssrcs = [SsrcAttribute(ssrc: track.ssrc, name: "cname", value: track.cname),
+                   SsrcAttribute(ssrc: track.ssrc, name: "msid", value: "\(track.streamId) \(track.trackId)")]
+    }
+}
+
+/// Why an offer cannot be answered.
+public enum JSEPError: Error, Equatable, CustomStringConvertible {
+    /// The m-section at `index` (0-based) has no `a=mid` (RFC 8829 §5.8 requires one).
+    case missingMid(index: Int)
+    /// The section `mid` offers `a=setup:<setup>`, which allows no DTLS role.
+    case unusableSetup(mid: String, setup: String)
+
+    public var description: String {
+        switch self {
+        case .missingMid(let index): return "offer m-section \(index) has no a=mid"
+        case let .unusableSetup(mid, setup): return "offer m-section mid \(mid) has a=setup:\(setup); expected actpass, active or passive"
+        }
+    }
+}

@@ -1,0 +1,336 @@
+extension SDPLine {
+    /// The line as it was written, `type=value`, for error messages.
+    var text: String { "\(type)=\(value)" }
+
+    /// An error naming this line and what was expected in it.
+    func error(_ expected: String) -> SDPError { .malformedLine(number: number, line: text, expected: expected) }
+}
+
+extension SessionDescription {
+    /// Parses a session description (RFC 8866 §5 grammar, WebRTC attributes).
+    ///
+    /// Forgiving where the standards allow: CRLF or LF line ends, trailing white
+    /// space, attributes in any order, `a=fmtp`/`a=rtcp-fb` before their `a=rtpmap`,
+    /// codec names in any case, missing `s=`/`t=` lines (defaulted to "-" and "0 0").
+    /// - Throws: ``SDPError/malformedLine(number:line:expected:)`` naming the line
+    ///   number, the line and what was expected: a missing or wrong `v=`, a missing
+    ///   `o=`, a bad port, a duplicate `a=mid`, a fingerprint without hash function,
+    ///   an `a=rtpmap`/`a=fmtp` for a payload type the `m=` line does not list, a
+    ///   malformed candidate, and so on.
+    public init(parsing text: String) throws(SDPError) {
+        let lines = try SDPLine.split(text)
+        guard let first = lines.first else {
+            throw .malformedLine(number: 1, line: "", expected: "v=0 as the first line (the text is empty)")
+        }
+        guard first.type == "v" else { throw first.error("v=0 as the first line") }
+        guard first.value == "0" else { throw first.error("protocol version 0") }
+        guard lines.count > 1, lines[1].type == "o" else {
+            throw (lines.count > 1 ? lines[1] : first).error("o=<username> <sess-id> <sess-version> <nettype> <addrtype> <address> after v=")
+        }
+        self.init(origin: try Origin(lines[1]))
+        timings = []
+        var sections: [MediaDescription] = []
+        var tables: [PayloadTable] = []
+        var seenMids: Set<String> = []
+
+        for line in lines.dropFirst(2) {
+            if line.type == "m" {
+                sections.append(try MediaDescription(mLine: line))
+                tables.append(PayloadTable())
+                continue
+            }
+            if let last = sections.indices.last {
+                try sections[last].apply(line, payloads: &tables[last], seenMids: &seenMids)
+            } else {
+                try applySession(line)
+            }
+        }
+        if timings.isEmpty { timings = [Timing()] }
+        for i in sections.indices { tables[i].build(into: &sections[i]) }
+        media = sections
+    }
+
+    private mutating func applySession(_ line: SDPLine) throws(SDPError) {
+        switch line.type {
+        case "v": throw line.error("only one v= line, first")
+        case "o": throw line.error("only one o= line, second")
+        case "s": sessionName = line.value
+        case "i": information = line.value
+        case "u": uri = line.value
+        case "e": emails.append(line.value)
+        case "p": phones.append(line.value)
+        case "c": connection = try Connection(line)
+        case "b": bandwidths.append(try Bandwidth(line))
+        case "t":
+            let f = line.value.split(separator: " ")
+            guard f.count == 2, let start = UInt64(f[0]), let stop = UInt64(f[1]) else {
+                throw line.error("t=<start-time> <stop-time> (two decimal numbers)")
+            }
+            timings.append(Timing(start: start, stop: stop))
+        case "r":
+            guard !timings.isEmpty else { throw line.error("r= only after a t= line") }
+            timings[timings.count - 1].repeats.append(line.value)
+        case "z": timeZones = line.value
+        case "k": encryptionKey = line.value
+        case "a": try applySessionAttribute(line)
+        default: throw line.error("a session-level line type (s i u e p c b t r z k a m)")
+        }
+    }
+
+    private mutating func applySessionAttribute(_ line: SDPLine) throws(SDPError) {
+        let name = String(line.attributeName ?? "")
+        let value = line.attributeValue.map(String.init)
+        switch name {
+        case "group": groups.append(try Group(line))
+        case "extmap-allow-mixed": extmapAllowMixed = true
+        case "msid-semantic":
+            let f = (value ?? "").split(separator: " ").map(String.init)
+            guard let semantic = f.first else { throw line.error("a=msid-semantic:<semantic> [<id>…]") }
+            msidSemantic = MsidSemantic(semantic: semantic, identifiers: Array(f.dropFirst()))
+        case "ice-lite": iceLite = true
+        case "ice-ufrag": iceUfrag = try nonEmpty(value, line, "a=ice-ufrag:<ufrag>")
+        case "ice-pwd": icePwd = try nonEmpty(value, line, "a=ice-pwd:<pwd>")
+        case "ice-options": iceOptions = (value ?? "").split(separator: " ").map(String.init)
+        case "fingerprint": fingerprints.append(try Fingerprint(line))
+        case "setup": setup = try Setup(line)
+        case "extmap": extmaps.append(try Extmap(line))
+        default: otherAttributes.append(Attribute(name: name, value: value))
+        }
+    }
+}
+
+func nonEmpty(_ value: String?, _ line: SDPLine, _ expected: String) throws(SDPError) -> String {
+    guard let value, !value.isEmpty else { throw line.error(expected) }
+    return value
+}
+
+extension Origin {
+    init(_ line: SDPLine) throws(SDPError) {
+        let f = line.value.split(separator: " ").map(String.init)
+        guard f.count == 6 else {
+            throw line.error("o=<username> <sess-id> <sess-version> <nettype> <addrtype> <address> (6 fields)")
+        }
+        guard f[1].allSatisfy(\.isASCIIDigit), !f[1].isEmpty else { throw line.error("a decimal sess-id, not \"\(f[1])\"") }
+        guard f[2].allSatisfy(\.isASCIIDigit), !f[2].isEmpty else { throw line.error("a decimal sess-version, not \"\(f[2])\"") }
+        self.init(username: f[0], sessionId: f[1], sessionVersion: f[2], netType: f[3], addressType: f[4], address: f[5])
+    }
+}
+
+extension Character {
+    var isASCIIDigit: Bool { isASCII && isNumber }
+}
+
+extension Connection {
+    init(_ line: SDPLine) throws(SDPError) {
+        let f = line.value.split(separator: " ").map(String.init)
+        guard f.count == 3 else { throw line.error("c=<nettype> <addrtype> <connection-address>") }
+        self.init(netType: f[0], addressType: f[1], address: f[2])
+    }
+}
+
+extension Bandwidth {
+    init(_ line: SDPLine) throws(SDPError) {
+        let f = line.value.split(separator: ":", maxSplits: 1)
+        guard f.count == 2, let v = UInt64(f[1]) else { throw line.error("b=<bwtype>:<bandwidth>") }
+        self.init(type: String(f[0]), value: v)
+    }
+}
+
+extension Group {
+    init(_ line: SDPLine) throws(SDPError) {
+        let f = (line.attributeValue ?? "").split(separator: " ").map(String.init)
+        guard let semantics = f.first else { throw line.error("a=group:<semantics> <mid>…") }
+        self.init(semantics: semantics, mids: Array(f.dropFirst()))
+    }
+}
+
+extension Fingerprint {
+    init(_ line: SDPLine) throws(SDPError) {
+        let f = (line.attributeValue ?? "").split(separator: " ").map(String.init)
+        guard f.count == 2 else { throw line.error("a=fingerprint:<hash-function> <hex bytes separated by colons>") }
+        let algorithm = f[0].lowercased()
+        let known = ["sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64, "md5": 16, "md2": 16]
+        guard algorithm.contains(where: \.isLetter), !algorithm.contains(":") else {
+            throw line.error("a hash function name (sha-256 …) before the fingerprint value")
+        }
+        let bytes = f[1].split(separator: ":", omittingEmptySubsequences: false)
+        guard bytes.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
+            throw line.error("the fingerprint as hex bytes separated by colons")
+        }
+        if let length = known[algorithm], bytes.count != length {
+            throw line.error("\(length) bytes for \(algorithm), not \(bytes.count)")
+        }
+        self.init(algorithm: algorithm, value: f[1])
+    }
+}
+
+extension Setup {
+    init(_ line: SDPLine) throws(SDPError) {
+        guard let v = line.attributeValue, let s = Setup(rawValue: String(v)) else {
+            throw line.error("a=setup:actpass|active|passive|holdconn")
+        }
+        self = s
+    }
+}
+
+extension Extmap {
+    init(_ line: SDPLine) throws(SDPError) {
+        let f = (line.attributeValue ?? "").split(separator: " ", maxSplits: 2).map(String.init)
+        guard f.count >= 2 else { throw line.error("a=extmap:<id>[/<direction>] <uri> [<attributes>]") }
+        let idDir = f[0].split(separator: "/", maxSplits: 1)
+        guard let first = idDir.first, let id = Int(first), (1...255).contains(id) else {
+            throw line.error("an extmap id 1-255, not \"\(f[0])\"")
+        }
+        var direction: Direction?
+        if idDir.count == 2 {
+            guard let d = Direction(rawValue: String(idDir[1])) else { throw line.error("an extmap direction, not \"\(idDir[1])\"") }
+            direction = d
+        }
+        self.init(id: id, direction: direction, uri: f[1], attributes: f.count > 2 ? f[2] : nil)
+    }
+}
+
+/// rtpmap/fmtp/rtcp-fb values of one m-section, gathered in any order and turned
+/// into ``MediaDescription/payloads`` when the section ends.
+struct PayloadTable {
+    var rtpmaps: [Int: (name: String, clock: Int, channels: Int?)] = [:]
+    var fmtps: [Int: String] = [:]
+    var feedback: [Int: [String]] = [:]
+    var wildcardFeedback: [String] = []
+
+    func build(into media: inout MediaDescription) {
+        media.rtcpFeedbackAll = wildcardFeedback
+        guard media.isRTP else { return }
+        media.payloads = media.formats.compactMap { Int($0) }.map { pt in
+            PayloadFormat(payloadType: pt, name: rtpmaps[pt]?.name, clockRate: rtpmaps[pt]?.clock,
+                          channels: rtpmaps[pt]?.channels, fmtp: fmtps[pt], rtcpFeedback: feedback[pt] ?? [])
+        }
+    }
+}
+
+extension MediaDescription {
+    /// Parses `m=<media> <port>[/<count>] <proto> <fmt> …` (RFC 8866 §5.14).
+    init(mLine line: SDPLine) throws(SDPError) {
+        let f = line.value.split(separator: " ").map(String.init)
+        guard f.count >= 3 else { throw line.error("m=<media> <port> <proto> <fmt>…") }
+        let portParts = f[1].split(separator: "/", maxSplits: 1)
+        guard let portText = portParts.first, let port = Int(portText), (0...65535).contains(port) else {
+            throw line.error("a port 0-65535, not \"\(f[1])\"")
+        }
+        self.init(kind: MediaKind(f[0]), port: port, proto: f[2], formats: Array(f.dropFirst(3)))
+        if portParts.count == 2 {
+            guard let count = Int(portParts[1]), count >= 1 else { throw line.error("a port count ≥ 1 after \"/\"") }
+            portCount = count
+        }
+        if isRTP {
+            for fmt in formats where Int(fmt).map({ !(0...127).contains($0) }) ?? true {
+                throw line.error("RTP payload types 0-127 as formats, not \"\(fmt)\"")
+            }
+        }
+    }
+
+    /// Applies one line that follows this section's `m=` line.
+    mutating func apply(_ line: SDPLine, payloads table: inout PayloadTable, seenMids: inout Set<String>) throws(SDPError) {
+        switch line.type {
+        case "i": information = line.value
+        case "c": connection = try Connection(line)
+        case "b": bandwidths.append(try Bandwidth(line))
+        case "k": encryptionKey = line.value
+        case "a": try applyAttribute(line, &table, &seenMids)
+        default: throw line.error("a media-level line type (i c b k a) or the next m=")
+        }
+    }
+
+    private func payloadType(_ text: Substring?, _ line: SDPLine, _ what: String) throws(SDPError) -> Int {
+        guard let text, let pt = Int(text), (0...127).contains(pt) else {
+            throw line.error("a payload type 0-127 in \(what), not \"\(text ?? "")\"")
+        }
+        guard formats.contains(String(pt)) else {
+            throw line.error("\(what) for a payload type listed on the m= line (\(formats.joined(separator: " "))), not \(pt)")
+        }
+        return pt
+    }
+
+    private mutating func applyAttribute(_ line: SDPLine, _ table: inout PayloadTable, _ seenMids: inout Set<String>) throws(SDPError) {
+        let name = String(line.attributeName ?? "")
+        let value = line.attributeValue.map(String.init)
+        switch name {
+        case "mid":
+            let m = try nonEmpty(value, line, "a=mid:<identification-tag>")
+            guard !seenMids.contains(m) else { throw line.error("a mid not used by an earlier m= section (\"\(m)\" is)") }
+            seenMids.insert(m)
+            mid = m
+        case "sendrecv", "sendonly", "recvonly", "inactive": direction = Direction(rawValue: name)
+        case "rtcp": rtcp = value
+        case "rtcp-mux": rtcpMux = true
+        case "rtcp-mux-only": rtcpMuxOnly = true
+        case "rtcp-rsize": rtcpRsize = true
+        case "ice-ufrag": iceUfrag = try nonEmpty(value, line, "a=ice-ufrag:<ufrag>")
+        case "ice-pwd": icePwd = try nonEmpty(value, line, "a=ice-pwd:<pwd>")
+        case "ice-options": iceOptions = (value ?? "").split(separator: " ").map(String.init)
+        case "fingerprint": fingerprints.append(try Fingerprint(line))
+        case "setup": setup = try Setup(line)
+        case "candidate":
+            do { candidates.append(try Candidate(parsing: line.value)) } catch { throw line.error(error.description) }
+        case "end-of-candidates": endOfCandidates = true
+        case "extmap": extmaps.append(try Extmap(line))
+        case "extmap-allow-mixed": extmapAllowMixed = true
+        case "rtpmap" where isRTP:
+            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+            let pt = try payloadType(f.first, line, "a=rtpmap")
+            let enc = f.count > 1 ? f[1].split(separator: "/") : []
+            guard enc.count >= 2, let clock = Int(enc[1]), clock > 0 else {
+                throw line.error("a=rtpmap:<payload type> <encoding name>/<clock rate>[/<channels>]")
+            }
+            var channels: Int?
+            if enc.count > 2 {
+                guard let c = Int(enc[2]), c > 0 else { throw line.error("a channel count ≥ 1, not \"\(enc[2])\"") }
+                channels = c
+            }
+            table.rtpmaps[pt] = (String(enc[0]), clock, channels)
+        case "fmtp" where isRTP:
+            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+            let pt = try payloadType(f.first, line, "a=fmtp")
+            table.fmtps[pt] = f.count > 1 ? String(f[1]) : ""
+        case "rtcp-fb" where isRTP:
+            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+            guard f.count == 2 else { throw line.error("a=rtcp-fb:<payload type|*> <feedback> [<param>]") }
+            if f[0] == "*" {
+                table.wildcardFeedback.append(String(f[1]))
+            } else {
+                let pt = try payloadType(f.first, line, "a=rtcp-fb")
+                table.feedback[pt, default: []].append(String(f[1]))
+            }
+        case "ssrc":
+            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+            guard f.count == 2, let ssrc = UInt32(f[0]) else { throw line.error("a=ssrc:<ssrc-id 0-4294967295> <attribute>[:<value>]") }
+            let attr = f[1].split(separator: ":", maxSplits: 1)
+            ssrcs.append(SsrcAttribute(ssrc: ssrc, name: String(attr[0]), value: attr.count > 1 ? String(attr[1]) : nil))
+        case "ssrc-group":
+            let f = (value ?? "").split(separator: " ")
+            guard f.count >= 2 else { throw line.error("a=ssrc-group:<semantics> <ssrc-id>…") }
+            var ids: [UInt32] = []
+            for t in f.dropFirst() {
+                guard let id = UInt32(t) else { throw line.error("ssrc ids 0-4294967295 in a=ssrc-group, not \"\(t)\"") }
+                ids.append(id)
+            }
+            ssrcGroups.append(SsrcGroup(semantics: String(f[0]), ssrcs: ids))
+        case "msid":
+            let f = (value ?? "").split(separator: " ").map(String.init)
+            guard f.count == 1 || f.count == 2 else { throw line.error("a=msid:<stream-id> [<track-id>]") }
+            msids.append(Msid(streamId: f[0], trackId: f.count > 1 ? f[1] : nil))
+        case "sctp-port":
+            guard let v = value, let p = Int(v), (0...65535).contains(p) else { throw line.error("a=sctp-port:<port 0-65535>") }
+            sctpPort = p
+        case "max-message-size":
+            guard let v = value, let n = Int(v), n >= 0 else { throw line.error("a=max-message-size:<bytes>") }
+            maxMessageSize = n
+        case "rid":
+            let f = (value ?? "").split(separator: " ", maxSplits: 2).map(String.init)
+            guard f.count >= 2, f[1] == "send" || f[1] == "recv" else { throw line.error("a=rid:<id> send|recv [<params>]") }
+            rids.append(Rid(id: f[0], direction: f[1], parameters: f.count > 2 ? f[2] : nil))
+        case "simulcast": simulcast = value
+        default: otherAttributes.append(Attribute(name: name, value: value))
+        }
+    }
+}

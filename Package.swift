@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "peer", targets: ["peer"]),
         .library(name: "PeerAgent", targets: ["PeerAgent"]),
+        .library(name: "SDP", targets: ["SDP"]),
     ],
     targets: [
         // C libraries (Debian packages named as providers).
@@ -45,7 +46,7 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "CGLib"]),
-        .testTarget(name: "SDPTests", dependencies: ["SDP"]),
+        .testTarget(name: "SDPTests", dependencies: ["SDP"], exclude: ["Fixtures"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"]),

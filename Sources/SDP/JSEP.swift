@@ -118,7 +118,7 @@ public enum JSEP {
             m.proto = o.proto
             let track = used.contains(o.kind) ? nil : options.track(o.kind)
             let common = commonPayloads(o)
-            guard let track, o.port != 0, o.isRTP, !common.isEmpty,
+            guard let track, !o.isRejected, o.isRTP, !common.isEmpty,
                   o.proto.uppercased().contains("SAVP") else {
                 d.media.append(rejected(o))
                 continue
@@ -136,7 +136,7 @@ public enum JSEP {
             d.media.append(m)
         }
         if let bundle = offer.bundleGroup {
-            let accepted = Set(d.media.filter { $0.port != 0 }.compactMap(\.mid))
+            let accepted = Set(d.media.filter { !$0.isRejected }.compactMap(\.mid))
             let mids = bundle.mids.filter(accepted.contains)
             if !mids.isEmpty { d.groups = [Group(semantics: bundle.semantics, mids: mids)] }
         }

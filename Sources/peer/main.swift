@@ -1,28 +1,65 @@
 import Foundation
 import PeerAgent
 
-#if canImport(Glibc)
-import Glibc
-#endif
-
-/// `peer` command line. This first slice knows `--version` and `--help`;
+/// `peer` command line. This slice knows `--version`, `--help` and `sdp`;
 /// the call subcommands arrive with their issues.
-let arguments = Array(CommandLine.arguments.dropFirst())
 let usage = """
     peer — headless WebRTC peer agent (WAMP signaling, ICE, DTLS-SRTP, VP8, Opus)
 
-    usage: peer --version      print the version of peer and of each C library
-           peer --help         this text
+    usage:
+      peer sdp FILE|- [--answer]   parse a session description (FILE, or - for stdin)
+                                   and print it as JSON; with --answer print the SDP
+                                   answer peer would give to it
+                                   example: peer sdp offer.sdp --answer
+      peer --version               the version of peer and of each C library
+      peer --help                  this text
 
-    exit codes: 0 done; 2 bad arguments
+    exit codes: 0 done; 2 bad arguments or bad input (the error names the line)
     """
 
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(Data("peer: \(message)\n".utf8))
+    exit(2)
+}
+
+func sdpCommand(_ arguments: [String]) {
+    var answer = false
+    var path: String?
+    for argument in arguments {
+        switch argument {
+        case "--answer": answer = true
+        case "-": path = "-"
+        case let option where option.hasPrefix("--"): fail("sdp: unknown option \"\(option)\" (try peer --help)")
+        default:
+            guard path == nil else { fail("sdp: one FILE only, got \"\(path ?? "")\" and \"\(argument)\"") }
+            path = argument
+        }
+    }
+    guard let path else { fail("sdp: missing FILE (a path, or - for stdin)") }
+    let data: Data
+    if path == "-" {
+        data = FileHandle.standardInput.readDataToEndOfFile()
+    } else {
+        guard let contents = FileManager.default.contents(atPath: path) else { fail("sdp: cannot read \"\(path)\"") }
+        data = contents
+    }
+    let text = String(decoding: data, as: UTF8.self)
+    let name = path == "-" ? "stdin" : path
+    do {
+        print(answer ? try SDPInspector.answer(text) : try SDPInspector.describe(text), terminator: answer ? "" : "\n")
+    } catch {
+        fail("sdp: \(name): \(error)")
+    }
+}
+
+let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "--version", "version":
     print(PeerVersion.text)
 case "--help", "-h", "help", nil:
     print(usage)
+case "sdp":
+    sdpCommand(Array(arguments.dropFirst()))
 case let other?:
-    FileHandle.standardError.write(Data("peer: unknown argument \"\(other)\" (try peer --help)\n".utf8))
-    exit(2)
+    fail("unknown command \"\(other)\" (try peer --help)")
 }

@@ -35,7 +35,9 @@ import SDP
     }
 
     @Test func badInputExitsTwoNamingFileAndLine() throws {
-        let path = TestServices.temporaryDirectory("sdp") + "/bad.sdp"
+        let dir = TestServices.temporaryDirectory("sdp")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = dir + "/bad.sdp"
         try "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 99999 RTP/AVP 0\r\n".write(toFile: path, atomically: true, encoding: .utf8)
         let run = try TestServices.run(Self.peer, ["sdp", path])
         #expect(run.status == 2)

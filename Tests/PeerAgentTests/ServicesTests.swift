@@ -27,6 +27,7 @@ import Glibc
 
     @Test func startAnswerAndStopLeavesNoProcess() throws {
         let dir = TestServices.temporaryDirectory("lifecycle")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let info = try TestServices.start(dir: dir)
         let routerPid = try #require(info.router_pid)
         let turnPid = try #require(info.turn_pid)
@@ -46,6 +47,7 @@ import Glibc
     @Test func aTakenRouterPortIsAClearErrorNotAHang() throws {
         let listener = try TakenPort(type: SOCK_STREAM)
         let dir = TestServices.temporaryDirectory("taken-router")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         let start = Date()
         #expect {
             _ = try TestServices.start(dir: dir, ["--only", "router", "--router-port", "\(listener.port)"])
@@ -61,6 +63,7 @@ import Glibc
     @Test func aTakenTurnPortIsAClearErrorNotAHang() throws {
         let socket = try TakenPort(type: SOCK_DGRAM)
         let dir = TestServices.temporaryDirectory("taken-turn")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect {
             _ = try TestServices.start(dir: dir, ["--only", "turn", "--turn-port", "\(socket.port)"])
         } throws: { error in
@@ -72,6 +75,7 @@ import Glibc
 
     @Test func aMissingBinaryNamesTheServiceAndLeavesNothingRunning() throws {
         let dir = TestServices.temporaryDirectory("missing-crossbar")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
         #expect {
             _ = try TestServices.start(dir: dir, environment: ["PEER_CROSSBAR": "/nonexistent/crossbar"])
         } throws: { error in
@@ -82,6 +86,8 @@ import Glibc
         #expect(Self.processes(mentioning: dir).isEmpty)
 
         let dir2 = TestServices.temporaryDirectory("missing-turn")
+
+        defer { try? FileManager.default.removeItem(atPath: dir2) }
         #expect {
             _ = try TestServices.start(dir: dir2, ["--only", "turn"], environment: ["PEER_TURNSERVER": "/nonexistent/turnserver"])
         } throws: { error in

@@ -145,7 +145,9 @@ private final class SharedServices: @unchecked Sendable {
             let info = try TestServices.start(dir: dir)
             SharedServices.startedDir = dir
             atexit {
-                if let dir = SharedServices.startedDir { try? TestServices.stop(dir: dir) }
+                guard let dir = SharedServices.startedDir else { return }
+                try? TestServices.stop(dir: dir)
+                try? FileManager.default.removeItem(atPath: dir)
             }
             return info
         }

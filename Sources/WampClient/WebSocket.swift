@@ -1,0 +1,282 @@
+import CGLib
+import CSoup
+import EventLoop
+import Foundation
+
+/// A WebSocket client connection (RFC 6455) over libsoup-3, living on the shared
+/// ``EventLoop`` thread: every libsoup call is made there and ``Event``s are
+/// delivered there, in order. `ws://` and `wss://` (certificate checked against
+/// the system store by default, or a private CA file, or not at all when
+/// ``Options/insecure`` is set).
+///
+/// Thread rules: ``connect(_:loop:handler:)`` and ``send(_:)``/``close(code:reason:)``
+/// may be called from any thread; they hop to the loop thread. The handler runs
+/// on the loop thread and must not block.
+public final class WebSocket: @unchecked Sendable {
+    // Mutable state below is touched only on the loop thread.
+
+    /// Connection options.
+    public struct Options: Sendable {
+        /// `ws://host:port/path` or `wss://…`.
+        public var url: String
+        /// Subprotocols offered (`Sec-WebSocket-Protocol`); the server must pick the first.
+        public var protocols: [String] = ["wamp.2.json"]
+        /// PEM file of a private CA to trust instead of the system store (wss only).
+        public var caFile: String?
+        /// Accept any server certificate (wss only). Off by default.
+        public var insecure = false
+        /// Interval of keep-alive pings, seconds (0 = none).
+        public var keepaliveSeconds: UInt32 = 20
+        /// Largest incoming message accepted, bytes; larger ones close with 1009.
+        public var maxMessageBytes: UInt64 = 16 << 20
+        /// Time allowed for TCP, TLS and the HTTP upgrade together, milliseconds.
+        public var connectTimeoutMs: UInt32 = 10_000
+
+        public init(url: String) { self.url = url }
+    }
+
+    /// What the connection reports, on the loop thread.
+    public enum Event: Sendable, Equatable {
+        /// One complete text message.
+        case text(String)
+        /// One complete binary message (WAMP JSON does not use these).
+        case binary([UInt8])
+        /// The connection closed; `code` per RFC 6455 §7.4 (1005 when the peer gave none,
+        /// 1006 when it vanished), `reason` as the peer sent it.
+        case closed(code: UInt16, reason: String)
+        /// libsoup reported an error on the open connection (a close follows).
+        case error(String)
+    }
+
+    let loop: EventLoop
+    private var session: UnsafeMutablePointer<SoupSession>?
+    private var message: OpaquePointer?
+    private var connection: OpaquePointer?
+    private var handler: (@Sendable (Event) -> Void)?
+    private var closedReported = false
+
+    /// The subprotocol the server chose (`wamp.2.json`).
+    public private(set) var selectedProtocol: String?
+
+    private init(loop: EventLoop) { self.loop = loop }
+
+    deinit {
+        // Last reference: release the C objects (they hold no reference back to us).
+        if let connection { g_object_unref(UnsafeMutableRawPointer(connection)) }
+        if let message { g_object_unref(UnsafeMutableRawPointer(message)) }
+        if let session { g_object_unref(UnsafeMutableRawPointer(session)) }
+    }
+
+    /// Opens a connection and completes the HTTP upgrade.
+    /// - Parameter handler: receives every ``Event`` after the connection is open.
+    /// - Throws: ``WebSocketError``: a URL libsoup cannot parse, connection refused,
+    ///   TLS failure, an HTTP status other than 101 (e.g. 404 for a wrong path),
+    ///   the server not choosing our subprotocol, or no answer within the timeout.
+    public static func connect(_ options: Options, loop: EventLoop = .shared,
+                               handler: @escaping @Sendable (Event) -> Void) async throws(WebSocketError) -> WebSocket {
+        let socket = WebSocket(loop: loop)
+        let result: Result<WebSocket, WebSocketError> = await withCheckedContinuation { continuation in
+            loop.async { socket.start(options, handler: handler) { continuation.resume(returning: $0) } }
+        }
+        return try result.get()
+    }
+
+    /// Pending connect attempt: the continuation, the timer and the options.
+    private final class Attempt: @unchecked Sendable {  // used on the loop thread only
+        let socket: WebSocket
+        let options: Options
+        let cancellable: UnsafeMutablePointer<GCancellable>
+        let finish: (Result<WebSocket, WebSocketError>) -> Void
+        var timer: UInt32 = 0
+        var timedOut = false
+        init(socket: WebSocket, options: Options, finish: @escaping (Result<WebSocket, WebSocketError>) -> Void) {
+            self.socket = socket; self.options = options; self.finish = finish
+            cancellable = g_cancellable_new()
+        }
+        deinit { g_object_unref(UnsafeMutableRawPointer(cancellable)) }
+    }
+
+    private func start(_ options: Options, handler: @escaping @Sendable (Event) -> Void,
+                       finish: @escaping (Result<WebSocket, WebSocketError>) -> Void) {
+        guard let url = URL(string: options.url), let scheme = url.scheme?.lowercased(),
+              scheme == "ws" || scheme == "wss", url.host != nil else {
+            finish(.failure(.invalidURL(options.url))); return
+        }
+        guard let msg = soup_message_new("GET", options.url) else { finish(.failure(.invalidURL(options.url))); return }
+        let session = soup_session_new()
+        self.session = session
+        self.message = msg
+        self.handler = handler
+        if let caFile = options.caFile {
+            var error: UnsafeMutablePointer<GError>?
+            guard let database = g_tls_file_database_new(caFile, &error) else {
+                finish(.failure(.tls("cannot load CA file \(caFile): \(consume(error))"))); return
+            }
+            soup_session_set_tls_database(session, database)
+            g_object_unref(UnsafeMutableRawPointer(database))
+        }
+        if options.insecure {
+            let accept: @convention(c) (OpaquePointer?, OpaquePointer?, UInt32, gpointer?) -> gboolean = { _, _, _, _ in 1 }
+            g_signal_connect_data(UnsafeMutableRawPointer(msg), "accept-certificate",
+                                  unsafeBitCast(accept, to: GCallback.self), nil, nil, GConnectFlags(rawValue: 0))
+        }
+        let attempt = Attempt(socket: self, options: options, finish: finish)
+        let unmanaged = Unmanaged.passRetained(attempt)
+        attempt.timer = loop.after(milliseconds: options.connectTimeoutMs) {
+            attempt.timedOut = true
+            g_cancellable_cancel(attempt.cancellable)
+        }
+        var cProtocols: [UnsafeMutablePointer<CChar>?] = options.protocols.map { strdup($0) } + [nil]
+        cProtocols.withUnsafeMutableBufferPointer { protocols in
+            soup_session_websocket_connect_async(session, msg, nil, protocols.baseAddress, Int32(G_PRIORITY_DEFAULT),
+                                                 attempt.cancellable, { source, result, data in
+                guard let data else { return }
+                let attempt = Unmanaged<Attempt>.fromOpaque(data).takeRetainedValue()
+                attempt.socket.connected(OpaquePointer(source), result, attempt)
+            }, unmanaged.toOpaque())
+        }
+        cProtocols.forEach { free($0) }
+    }
+
+    private func connected(_ source: OpaquePointer?, _ result: OpaquePointer?, _ attempt: Attempt) {
+        loop.cancelTimer(attempt.timer)
+        var error: UnsafeMutablePointer<GError>?
+        let conn = soup_session_websocket_connect_finish(session, result, &error)
+        guard let conn else {
+            attempt.finish(.failure(classify(error, attempt))); return
+        }
+        connection = conn
+        selectedProtocol = soup_websocket_connection_get_protocol(conn).map { String(cString: $0) }
+        if let wanted = attempt.options.protocols.first, selectedProtocol != wanted {
+            let got = selectedProtocol
+            soup_websocket_connection_close(conn, UInt16(SOUP_WEBSOCKET_CLOSE_PROTOCOL_ERROR.rawValue), "subprotocol \(wanted) required")
+            attempt.finish(.failure(.subprotocolRefused(offered: attempt.options.protocols, selected: got))); return
+        }
+        soup_websocket_connection_set_keepalive_interval(conn, attempt.options.keepaliveSeconds)
+        soup_websocket_connection_set_max_incoming_payload_size(conn, guint64(attempt.options.maxMessageBytes))
+        connectSignals(conn)
+        attempt.finish(.success(self))
+    }
+
+    private func classify(_ error: UnsafeMutablePointer<GError>?, _ attempt: Attempt) -> WebSocketError {
+        let url = attempt.options.url
+        if attempt.timedOut { return .timeout(url: url, milliseconds: attempt.options.connectTimeoutMs) }
+        guard let error else { return .failed(url: url, reason: "unknown error") }
+        let text = consume(error)
+        let domain = error.pointee.domain, code = error.pointee.code
+        if domain == g_io_error_quark() && code == Int32(G_IO_ERROR_CONNECTION_REFUSED.rawValue) {
+            return .refused(url: url, reason: text)
+        }
+        if domain == g_tls_error_quark() { return .tls(text) }
+        if let message, domain == soup_websocket_error_quark() {
+            let status = Int(soup_message_get_status(message).rawValue)
+            if status != 101 && status != 0 {
+                let phrase = soup_message_get_reason_phrase(message).map { String(cString: $0) } ?? ""
+                return .httpStatus(url: url, status: status, reason: phrase)
+            }
+        }
+        return .failed(url: url, reason: text)
+    }
+
+    private func connectSignals(_ conn: OpaquePointer) {
+        let me = Unmanaged.passRetained(self).toOpaque()  // released by the "closed" handler's notify
+        let onMessage: @convention(c) (OpaquePointer?, Int32, OpaquePointer?, gpointer?) -> Void = { _, type, bytes, data in
+            guard let data, let bytes else { return }
+            let socket = Unmanaged<WebSocket>.fromOpaque(data).takeUnretainedValue()
+            var size: Int = 0
+            let pointer = g_bytes_get_data(bytes, &size)
+            let buffer = pointer.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
+            if type == Int32(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
+                socket.handler?(.text(String(decoding: buffer, as: UTF8.self)))
+            } else {
+                socket.handler?(.binary(buffer))
+            }
+        }
+        let onError: @convention(c) (OpaquePointer?, UnsafeMutablePointer<GError>?, gpointer?) -> Void = { _, error, data in
+            guard let data else { return }
+            let socket = Unmanaged<WebSocket>.fromOpaque(data).takeUnretainedValue()
+            let text = error.map { String(cString: $0.pointee.message) } ?? "unknown"
+            socket.handler?(.error(text))
+        }
+        let onClosed: @convention(c) (OpaquePointer?, gpointer?) -> Void = { conn, data in
+            guard let data else { return }
+            let socket = Unmanaged<WebSocket>.fromOpaque(data).takeUnretainedValue()
+            socket.reportClosed()
+        }
+        let release: @convention(c) (gpointer?, UnsafeMutablePointer<GClosure>?) -> Void = { data, _ in
+            guard let data else { return }
+            Unmanaged<WebSocket>.fromOpaque(data).release()
+        }
+        let instance = UnsafeMutableRawPointer(conn)
+        g_signal_connect_data(instance, "message", unsafeBitCast(onMessage, to: GCallback.self), me, nil, GConnectFlags(rawValue: 0))
+        g_signal_connect_data(instance, "error", unsafeBitCast(onError, to: GCallback.self), me, nil, GConnectFlags(rawValue: 0))
+        g_signal_connect_data(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), me, release, GConnectFlags(rawValue: 0))
+    }
+
+    private func reportClosed() {
+        guard !closedReported, let connection else { return }
+        closedReported = true
+        let code = soup_websocket_connection_get_close_code(connection)
+        let reason = soup_websocket_connection_get_close_data(connection).map { String(cString: $0) } ?? ""
+        let handler = self.handler
+        self.handler = nil
+        handler?(.closed(code: code == 0 ? 1005 : code, reason: reason))
+        // Disconnect our handlers; the "closed" one's notify drops their reference to us.
+        g_signal_handlers_disconnect_matched(UnsafeMutableRawPointer(connection), G_SIGNAL_MATCH_DATA, 0, 0, nil, nil,
+                                             Unmanaged.passUnretained(self).toOpaque())
+    }
+
+    /// Sends one text message. Dropped when the connection is not open.
+    public func send(_ text: String) {
+        loop.async { [self] in
+            guard let connection, soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN else { return }
+            soup_websocket_connection_send_text(connection, text)
+        }
+    }
+
+    /// Starts the closing handshake with `code` (RFC 6455 §7.4.1) and `reason`;
+    /// a ``Event/closed(code:reason:)`` follows when it completes.
+    public func close(code: UInt16 = 1000, reason: String = "") {
+        loop.async { [self] in
+            guard let connection, soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN else { return }
+            soup_websocket_connection_close(connection, code, reason)
+        }
+    }
+}
+
+/// Frees a GError and returns its message.
+private func consume(_ error: UnsafeMutablePointer<GError>?) -> String {
+    guard let error else { return "unknown error" }
+    return error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+}
+
+/// Why a WebSocket connection could not be opened.
+public enum WebSocketError: Error, Equatable, CustomStringConvertible {
+    /// The text is not a `ws://` or `wss://` URL with a host.
+    case invalidURL(String)
+    /// Nothing listens at the address (TCP connection refused).
+    case refused(url: String, reason: String)
+    /// The TLS handshake or certificate check failed.
+    case tls(String)
+    /// The server answered the upgrade with HTTP `status` (e.g. 404 for a wrong path).
+    case httpStatus(url: String, status: Int, reason: String)
+    /// The server did not choose the subprotocol we require (`selected` nil: none).
+    case subprotocolRefused(offered: [String], selected: String?)
+    /// No completed upgrade within the connect timeout.
+    case timeout(url: String, milliseconds: UInt32)
+    /// Another failure, with libsoup's text.
+    case failed(url: String, reason: String)
+
+    public var description: String {
+        switch self {
+        case .invalidURL(let url): return "not a ws:// or wss:// URL: \"\(url)\""
+        case let .refused(url, reason): return "connection to \(url) refused: \(reason)"
+        case .tls(let reason): return "TLS failed: \(reason)"
+        case let .httpStatus(url, status, reason): return "\(url) answered HTTP \(status) \(reason) instead of a WebSocket upgrade"
+        case let .subprotocolRefused(offered, selected):
+            return "server chose subprotocol \(selected.map { "\"\($0)\"" } ?? "none") instead of \(offered.joined(separator: ", "))"
+        case let .timeout(url, ms): return "no WebSocket connection to \(url) within \(ms) ms"
+        case let .failed(url, reason): return "WebSocket connection to \(url) failed: \(reason)"
+        }
+    }
+}

@@ -40,6 +40,7 @@ let package = Package(
         .target(name: "PeerAgent",
                 dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
+        .executableTarget(name: "peer-bench", dependencies: ["WampClient"]),
 
         // Test support: the real router and STUN/TURN server, started through
         // scripts/services (one implementation for tests, demo and benchmarks).
@@ -49,7 +50,7 @@ let package = Package(
         .testTarget(name: "SDPTests", dependencies: ["SDP"], exclude: ["Fixtures"]),
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
-        .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"]),
+        .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"]),

@@ -44,8 +44,10 @@ public final class WebSocket: @unchecked Sendable {
         /// The connection closed; `code` per RFC 6455 §7.4 (1005 when the peer gave none,
         /// 1006 when it vanished), `reason` as the peer sent it.
         case closed(code: UInt16, reason: String)
-        /// libsoup reported an error on the open connection (a close follows).
-        case error(String)
+        /// libsoup reported an error on the open connection (a close follows);
+        /// `code` is the RFC 6455 close code libsoup closes with for protocol errors
+        /// (1002 protocol error, 1007 bad data, 1009 message too big), else nil.
+        case error(code: UInt16?, message: String)
     }
 
     let loop: EventLoop
@@ -196,7 +198,10 @@ public final class WebSocket: @unchecked Sendable {
             guard let data else { return }
             let socket = Unmanaged<WebSocket>.fromOpaque(data).takeUnretainedValue()
             let text = error.map { String(cString: $0.pointee.message) } ?? "unknown"
-            socket.handler?(.error(text))
+            var code: UInt16?
+            if let error, error.pointee.domain == soup_websocket_error_quark(),
+               (1000...4999).contains(error.pointee.code) { code = UInt16(error.pointee.code) }
+            socket.handler?(.error(code: code, message: text))
         }
         let onClosed: @convention(c) (OpaquePointer?, gpointer?) -> Void = { conn, data in
             guard let data else { return }

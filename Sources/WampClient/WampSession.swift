@@ -1,0 +1,705 @@
+import EventLoop
+import Foundation
+
+/// How a session authenticates when it joins (WAMP Advanced Profile §Authentication).
+public enum WampAuth: Sendable, Equatable {
+    /// No authentication (`authmethods` not sent).
+    case anonymous
+    /// Ticket-based: the router's CHALLENGE is answered with `ticket`.
+    case ticket(authid: String, ticket: String)
+    /// WAMP-CRA: the challenge is signed with `secret` (salted when the router says so).
+    case cra(authid: String, secret: String)
+}
+
+/// Capped exponential backoff with jitter for reconnecting after the transport drops.
+public struct ReconnectPolicy: Sendable, Equatable {
+    /// Delay before the first attempt, ms.
+    public var initialDelayMs: Double = 250
+    /// Upper bound of the delay, ms.
+    public var maxDelayMs: Double = 5_000
+    /// Growth factor per failed attempt.
+    public var multiplier: Double = 2
+    /// Random spread, as a fraction of the delay (0.2 = ±20 %).
+    public var jitter: Double = 0.2
+    /// Give up after this many failed attempts (nil: never).
+    public var maxAttempts: Int?
+
+    public init(initialDelayMs: Double = 250, maxDelayMs: Double = 5_000, multiplier: Double = 2,
+                jitter: Double = 0.2, maxAttempts: Int? = nil) {
+        self.initialDelayMs = initialDelayMs; self.maxDelayMs = maxDelayMs; self.multiplier = multiplier
+        self.jitter = jitter; self.maxAttempts = maxAttempts
+    }
+
+    /// The delay before attempt `attempt` (0-based), ms, jitter included.
+    public func delay(attempt: Int) -> Double {
+        let base = min(maxDelayMs, initialDelayMs * pow(multiplier, Double(attempt)))
+        return max(0, base * (1 + Double.random(in: -jitter...jitter)))
+    }
+}
+
+/// Where and how to join.
+public struct WampConfiguration: Sendable {
+    /// Router URL, `ws://` or `wss://`.
+    public var url: String
+    /// Realm to join, e.g. "realm1".
+    public var realm: String
+    public var auth: WampAuth = .anonymous
+    /// TLS: a private CA (PEM) to trust, or no certificate check at all.
+    public var caFile: String?
+    public var insecure = false
+    /// Time allowed for connect + HELLO … WELCOME, ms.
+    public var joinTimeoutMs: UInt32 = 10_000
+    /// Time allowed for each request (subscribe, publish with acknowledge, call, register), ms.
+    public var requestTimeoutMs: UInt32 = 10_000
+    /// Reconnect after the transport drops; nil: do not.
+    public var reconnect: ReconnectPolicy? = ReconnectPolicy()
+    /// Largest incoming message, bytes.
+    public var maxMessageBytes: UInt64 = 16 << 20
+    /// WebSocket keep-alive ping interval, seconds.
+    public var keepaliveSeconds: UInt32 = 20
+
+    public init(url: String, realm: String = "realm1", auth: WampAuth = .anonymous) {
+        self.url = url; self.realm = realm; self.auth = auth
+    }
+}
+
+/// What happens to a session over its life, in order.
+public enum WampStatus: Sendable, Equatable {
+    /// The transport dropped or the router sent something broken; `reason` says which.
+    case disconnected(reason: String)
+    /// Joined again after a drop, with a new session id; subscriptions and
+    /// registrations are in place again. Callers republish their state here.
+    case reconnected(session: UInt64)
+    /// A reconnect attempt failed; another follows unless attempts are exhausted.
+    case reconnectFailed(attempt: Int, error: WampError)
+    /// The session ended for good (left, or reconnecting gave up).
+    case closed(reason: String)
+}
+
+/// An event received on a subscription (EVENT, WAMP Basic Profile §Publish & Subscribe).
+public struct WampEvent: Sendable, Equatable {
+    public var publication: UInt64
+    public var args: [JSONValue]
+    public var kwargs: WampDict
+    public var details: WampDict
+}
+
+/// Positional and keyword results of a call, or of an invocation handler.
+public struct WampResult: Sendable, Equatable {
+    public var args: [JSONValue]
+    public var kwargs: WampDict
+    public init(args: [JSONValue] = [], kwargs: WampDict = [:]) { self.args = args; self.kwargs = kwargs }
+}
+
+/// A call received by a registered procedure (INVOCATION).
+public struct WampInvocation: Sendable, Equatable {
+    public var args: [JSONValue]
+    public var kwargs: WampDict
+    public var details: WampDict
+}
+
+/// Errors of a WAMP session. Each names what failed and carries the router's words.
+public enum WampError: Error, Equatable, CustomStringConvertible {
+    /// The WebSocket could not be opened (refused, HTTP status such as 404, TLS, timeout …).
+    case connect(WebSocketError)
+    /// The router refused the join (ABORT), e.g. `wamp.error.no_such_realm`.
+    case aborted(reason: String, message: String?)
+    /// The router refused our credentials (ABORT with an authentication reason).
+    case authenticationFailed(reason: String, message: String?)
+    /// The router asked for an authentication method we were not configured for.
+    case unsupportedAuthMethod(String)
+    /// The peer broke the protocol; the session was aborted.
+    case protocolViolation(WampProtocolError)
+    /// An ERROR reply: `error` URI with arguments (e.g. from a failing callee).
+    case application(error: String, args: [JSONValue], kwargs: WampDict)
+    /// No answer to `operation` within `milliseconds`.
+    case timeout(operation: String, milliseconds: UInt32)
+    /// The session is not joined (transport closed, left, or reconnecting).
+    case notJoined(reason: String)
+    /// The WebSocket closed before the join completed: `code` per RFC 6455 §7.4
+    /// (1009: a message over the size limit), `reason` as sent.
+    case connectionClosed(code: UInt16, reason: String)
+
+    public var description: String {
+        switch self {
+        case .connect(let e): return "cannot connect to the router: \(e)"
+        case let .aborted(reason, message): return "router aborted the session: \(reason)" + (message.map { " (\($0))" } ?? "")
+        case let .authenticationFailed(reason, message): return "authentication refused: \(reason)" + (message.map { " (\($0))" } ?? "")
+        case .unsupportedAuthMethod(let m): return "router asked for authentication method \"\(m)\", which is not configured"
+        case .protocolViolation(let e): return e.description
+        case let .application(error, args, _): return "\(error)" + (args.isEmpty ? "" : " \(JSONValue.array(args))")
+        case let .timeout(operation, ms): return "no answer to \(operation) within \(ms) ms"
+        case .notJoined(let reason): return "not joined: \(reason)"
+        case let .connectionClosed(code, reason): return "WebSocket closed with \(code)" + (reason.isEmpty ? "" : " (\(reason))") + " before the join completed"
+        }
+    }
+}
+
+/// A live subscription: an `AsyncSequence` of ``WampEvent``s that survives reconnects.
+public final class WampSubscription: AsyncSequence, @unchecked Sendable {
+    // `id` is touched on the loop thread only.
+    public typealias Element = WampEvent
+    /// The topic URI.
+    public let topic: String
+    var id: UInt64
+    let stream: AsyncStream<WampEvent>
+    let continuation: AsyncStream<WampEvent>.Continuation
+
+    init(topic: String, id: UInt64) {
+        self.topic = topic
+        self.id = id
+        (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
+    }
+
+    public func makeAsyncIterator() -> AsyncStream<WampEvent>.Iterator { stream.makeAsyncIterator() }
+}
+
+/// A WAMP v2 client session (Basic Profile roles publisher, subscriber, caller,
+/// callee; WAMP-CRA and ticket authentication) over ``WebSocket`` with JSON
+/// serialization (`wamp.2.json`).
+///
+/// All protocol state lives on the ``EventLoop`` thread; the public methods are
+/// async and may be called from anywhere. When the transport drops and a
+/// ``ReconnectPolicy`` is set, the session reconnects with backoff, joins again,
+/// re-subscribes and re-registers, and reports it on ``status``.
+public final class WampSession: @unchecked Sendable {
+    // Everything mutable below is confined to the loop thread.
+    public typealias Handler = @Sendable (WampInvocation) async throws -> WampResult
+
+    private enum Pending {
+        case subscribe(WampSubscription?, String, (Result<UInt64, WampError>) -> Void)
+        case publish((Result<UInt64?, WampError>) -> Void)
+        case call((Result<WampResult, WampError>) -> Void)
+        case register(String, Handler, (Result<UInt64, WampError>) -> Void)
+        case unsubscribe((Result<Void, WampError>) -> Void)
+        case unregister((Result<Void, WampError>) -> Void)
+
+        func fail(_ error: WampError) {
+            switch self {
+            case .subscribe(_, _, let k): k(.failure(error))
+            case .publish(let k): k(.failure(error))
+            case .call(let k): k(.failure(error))
+            case .register(_, _, let k): k(.failure(error))
+            case .unsubscribe(let k): k(.failure(error))
+            case .unregister(let k): k(.failure(error))
+            }
+        }
+    }
+
+    private final class Registration {
+        let procedure: String
+        let handler: Handler
+        var id: UInt64
+        init(procedure: String, handler: @escaping Handler, id: UInt64) { self.procedure = procedure; self.handler = handler; self.id = id }
+    }
+
+    /// The configuration the session was joined with.
+    public let configuration: WampConfiguration
+    let loop: EventLoop
+    private var socket: WebSocket?
+    private var joinCompletion: ((Result<UInt64, WampError>) -> Void)?
+    private var joinTimer: UInt32 = 0
+    private var goodbyeCompletion: (() -> Void)?
+    private var pending: [UInt64: Pending] = [:]
+    private var subscriptions: [WampSubscription] = []
+    private var registrations: [Registration] = []
+    private var nextRequest: UInt64 = 1
+    private var joined = false
+    private var leaving = false
+    private var generation = 0
+
+    /// The router-assigned session id of the current join (changes on reconnect).
+    public private(set) var sessionId: UInt64 = 0
+    /// The WELCOME details of the current join (authid, authrole, roles …).
+    public private(set) var welcomeDetails: WampDict = [:]
+    /// Status changes after the first join, in order (single consumer).
+    public let status: AsyncStream<WampStatus>
+    private let statusContinuation: AsyncStream<WampStatus>.Continuation
+
+    private init(configuration: WampConfiguration, loop: EventLoop) {
+        self.configuration = configuration
+        self.loop = loop
+        (status, statusContinuation) = AsyncStream.makeStream()
+    }
+
+    /// Connects to the router and joins the realm.
+    /// - Throws: ``WampError/connect(_:)`` (refused, HTTP status, TLS, subprotocol,
+    ///   timeout), ``WampError/aborted(reason:message:)`` (e.g. no such realm),
+    ///   ``WampError/authenticationFailed(reason:message:)``,
+    ///   ``WampError/protocolViolation(_:)``, ``WampError/timeout(operation:milliseconds:)``.
+    public static func join(_ configuration: WampConfiguration, loop: EventLoop = .shared) async throws(WampError) -> WampSession {
+        let session = WampSession(configuration: configuration, loop: loop)
+        try await session.connectAndJoin()
+        return session
+    }
+
+    private func connectAndJoin() async throws(WampError) {
+        var options = WebSocket.Options(url: configuration.url)
+        options.caFile = configuration.caFile
+        options.insecure = configuration.insecure
+        options.keepaliveSeconds = configuration.keepaliveSeconds
+        options.maxMessageBytes = configuration.maxMessageBytes
+        options.connectTimeoutMs = configuration.joinTimeoutMs
+        let generation = await onLoop { self.generation += 1; return self.generation }
+        let socket: WebSocket
+        do {
+            socket = try await WebSocket.connect(options, loop: loop) { [weak self] event in
+                self?.handle(event, generation: generation)
+            }
+        } catch {
+            throw .connect(error)
+        }
+        let result: Result<UInt64, WampError> = await withCheckedContinuation { continuation in
+            loop.async { [self] in
+                self.socket = socket
+                self.joinCompletion = { continuation.resume(returning: $0) }
+                self.joinTimer = loop.after(milliseconds: configuration.joinTimeoutMs) { [weak self] in
+                    self?.finishJoin(.failure(.timeout(operation: "HELLO (join \(self?.configuration.realm ?? ""))",
+                                                       milliseconds: self?.configuration.joinTimeoutMs ?? 0)))
+                    socket.close(code: 1000, reason: "join timeout")
+                }
+                send(.hello(realm: configuration.realm, details: helloDetails()))
+            }
+        }
+        _ = try result.get()
+    }
+
+    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+        await withCheckedContinuation { continuation in loop.async { continuation.resume(returning: body()) } }
+    }
+
+    private func helloDetails() -> WampDict {
+        var details: WampDict = [
+            "agent": .string("peer-wamp/0.1"),
+            "roles": .object([
+                "publisher": .object(["features": .object(["publisher_exclusion": .bool(true)])]),
+                "subscriber": .object([:]),
+                "caller": .object([:]),
+                "callee": .object([:]),
+            ]),
+        ]
+        switch configuration.auth {
+        case .anonymous: break
+        case let .ticket(authid, _):
+            details["authmethods"] = .array([.string("ticket")])
+            details["authid"] = .string(authid)
+        case let .cra(authid, _):
+            details["authmethods"] = .array([.string("wampcra")])
+            details["authid"] = .string(authid)
+        }
+        return details
+    }
+
+    private func finishJoin(_ result: Result<UInt64, WampError>) {
+        guard let completion = joinCompletion else { return }
+        joinCompletion = nil
+        loop.cancelTimer(joinTimer)
+        completion(result)
+    }
+
+    private func send(_ message: WampMessage) {
+        socket?.send(message.serialized)
+    }
+
+    // MARK: incoming (loop thread)
+
+    private func handle(_ event: WebSocket.Event, generation: Int) {
+        guard generation == self.generation else { return }  // a stale socket of an earlier join
+        switch event {
+        case .text(let text):
+            do {
+                handle(try WampMessage(parsing: text))
+            } catch {
+                violation(error)
+            }
+        case .binary:
+            violation(WampProtocolError(reason: "binary message on a wamp.2.json transport", message: ""))
+        case let .error(code, text):
+            if joinCompletion != nil {
+                finishJoin(.failure(.connectionClosed(code: code ?? 1006, reason: text)))
+                socket?.close(code: code ?? 1011, reason: "")
+                socket = nil
+                self.generation += 1
+                return
+            }
+            lost("WebSocket error: \(text)")
+        case let .closed(code, reason):
+            if joinCompletion != nil {
+                finishJoin(.failure(.connectionClosed(code: code, reason: reason)))
+                socket = nil
+                self.generation += 1
+                return
+            }
+            lost("WebSocket closed with \(code)" + (reason.isEmpty ? "" : " \(reason)"))
+        }
+    }
+
+    private func violation(_ error: WampProtocolError) {
+        send(.abort(details: ["message": .string(error.reason)], reason: "wamp.error.protocol_violation"))
+        socket?.close(code: 1002, reason: "protocol violation")
+        if joinCompletion != nil {
+            finishJoin(.failure(.protocolViolation(error)))
+            socket = nil
+            generation += 1
+            return
+        }
+        lost("protocol violation: \(error.reason)")
+    }
+
+    private func handle(_ message: WampMessage) {
+        switch message {
+        case let .welcome(session, details):
+            guard joinCompletion != nil else { return violation(WampProtocolError(reason: "WELCOME while joined", message: message.serialized)) }
+            sessionId = session
+            welcomeDetails = details
+            joined = true
+            finishJoin(.success(session))
+        case let .abort(details, reason):
+            let text = details["message"]?.stringValue
+            let authReasons = ["wamp.error.not_authorized", "wamp.error.authentication_failed", "wamp.error.no_such_principal",
+                               "wamp.error.authorization_failed", "wamp.error.no_auth_method"]
+            let error: WampError = authReasons.contains(reason) || reason.contains("auth")
+                ? .authenticationFailed(reason: reason, message: text) : .aborted(reason: reason, message: text)
+            if joinCompletion != nil {
+                finishJoin(.failure(error))
+                socket?.close(code: 1000, reason: "aborted")
+                socket = nil
+                generation += 1
+            } else {
+                lost("router aborted: \(reason)")
+            }
+        case let .challenge(method, extra):
+            answerChallenge(method: method, extra: extra)
+        case let .goodbye(_, reason):
+            if leaving {
+                goodbyeCompletion?()
+                goodbyeCompletion = nil
+            } else {
+                send(.goodbye(details: [:], reason: "wamp.close.goodbye_and_out"))
+                lost("router said goodbye: \(reason)")
+            }
+        case let .error(_, request, _, error, args, kwargs):
+            pending.removeValue(forKey: request)?.fail(.application(error: error, args: args ?? [], kwargs: kwargs ?? [:]))
+        case let .subscribed(request, subscription):
+            guard case let .subscribe(existing, topic, k)? = pending.removeValue(forKey: request) else { return }
+            if let existing {
+                existing.id = subscription
+            } else {
+                subscriptions.append(WampSubscription(topic: topic, id: subscription))
+            }
+            k(.success(subscription))
+        case let .published(request, publication):
+            guard case let .publish(k)? = pending.removeValue(forKey: request) else { return }
+            k(.success(publication))
+        case let .event(subscription, publication, details, args, kwargs):
+            let event = WampEvent(publication: publication, args: args ?? [], kwargs: kwargs ?? [:], details: details)
+            for s in subscriptions where s.id == subscription { s.continuation.yield(event) }
+        case let .result(request, _, args, kwargs):
+            guard case let .call(k)? = pending.removeValue(forKey: request) else { return }
+            k(.success(WampResult(args: args ?? [], kwargs: kwargs ?? [:])))
+        case let .registered(request, registration):
+            guard case let .register(procedure, handler, k)? = pending.removeValue(forKey: request) else { return }
+            if let existing = registrations.first(where: { $0.procedure == procedure }) {
+                existing.id = registration
+            } else {
+                registrations.append(Registration(procedure: procedure, handler: handler, id: registration))
+            }
+            k(.success(registration))
+        case let .unsubscribed(request):
+            guard case let .unsubscribe(k)? = pending.removeValue(forKey: request) else { return }
+            k(.success(()))
+        case let .unregistered(request):
+            guard case let .unregister(k)? = pending.removeValue(forKey: request) else { return }
+            k(.success(()))
+        case let .invocation(request, registration, details, args, kwargs):
+            invoke(request: request, registration: registration,
+                   WampInvocation(args: args ?? [], kwargs: kwargs ?? [:], details: details))
+        case .hello, .authenticate, .publish, .subscribe, .unsubscribe, .call, .register, .unregister, .yield:
+            violation(WampProtocolError(reason: "\(message.type) is a client-to-router message", message: message.serialized))
+        }
+    }
+
+    private func answerChallenge(method: String, extra: WampDict) {
+        switch (method, configuration.auth) {
+        case let ("ticket", .ticket(_, ticket)):
+            send(.authenticate(signature: ticket, extra: [:]))
+        case let ("wampcra", .cra(_, secret)):
+            guard let challenge = extra["challenge"]?.stringValue else {
+                return violation(WampProtocolError(reason: "wampcra CHALLENGE without a challenge string", message: ""))
+            }
+            var key = secret
+            if let salt = extra["salt"]?.stringValue {
+                let iterations = Int(extra["iterations"]?.intValue ?? 1000)
+                let keyLength = Int(extra["keylen"]?.intValue ?? 32)
+                guard let derived = WampCRA.deriveKey(secret: secret, salt: salt, iterations: iterations, keyLength: keyLength) else {
+                    return finishJoin(.failure(.authenticationFailed(reason: "wampcra", message: "bad salt parameters from the router")))
+                }
+                key = derived
+            }
+            guard let signature = WampCRA.sign(challenge: challenge, key: key) else {
+                return finishJoin(.failure(.authenticationFailed(reason: "wampcra", message: "OpenSSL HMAC failed")))
+            }
+            send(.authenticate(signature: signature, extra: [:]))
+        default:
+            send(.abort(details: [:], reason: "wamp.error.authentication_failed"))
+            socket?.close(code: 1000, reason: "unsupported auth method")
+            finishJoin(.failure(.unsupportedAuthMethod(method)))
+            socket = nil
+            generation += 1
+        }
+    }
+
+    private func invoke(request: UInt64, registration: UInt64, _ invocation: WampInvocation) {
+        guard let handler = registrations.first(where: { $0.id == registration })?.handler else {
+            send(.error(requestType: .invocation, request: request, details: [:], error: "wamp.error.no_such_registration", args: nil, kwargs: nil))
+            return
+        }
+        let loop = self.loop
+        Task { [weak self] in
+            let message: WampMessage
+            do {
+                let result = try await handler(invocation)
+                message = .yield(request: request, options: [:], args: result.args, kwargs: result.kwargs)
+            } catch let WampError.application(error, args, kwargs) {
+                message = .error(requestType: .invocation, request: request, details: [:], error: error, args: args, kwargs: kwargs)
+            } catch {
+                message = .error(requestType: .invocation, request: request, details: [:], error: "wamp.error.runtime_error",
+                                 args: [.string(String(describing: error))], kwargs: nil)
+            }
+            loop.async { [weak self] in self?.send(message) }
+        }
+    }
+
+    // MARK: loss and reconnect (loop thread)
+
+    private func lost(_ reason: String) {
+        guard joined else { return }
+        joined = false
+        socket = nil
+        generation += 1
+        let failed = pending
+        pending = [:]
+        failed.values.forEach { $0.fail(.notJoined(reason: reason)) }
+        if leaving {
+            goodbyeCompletion?()
+            goodbyeCompletion = nil
+            return
+        }
+        statusContinuation.yield(.disconnected(reason: reason))
+        guard let policy = configuration.reconnect else {
+            end(reason)
+            return
+        }
+        scheduleReconnect(attempt: 0, policy: policy)
+    }
+
+    private func end(_ reason: String) {
+        statusContinuation.yield(.closed(reason: reason))
+        statusContinuation.finish()
+        subscriptions.forEach { $0.continuation.finish() }
+    }
+
+    private func scheduleReconnect(attempt: Int, policy: ReconnectPolicy) {
+        loop.after(milliseconds: UInt32(policy.delay(attempt: attempt))) { [weak self] in
+            guard let self, !self.leaving else { return }
+            Task {
+                do throws(WampError) {
+                    try await self.connectAndJoin()
+                    await self.restoreAfterReconnect()
+                } catch {
+                    self.loop.async {
+                        self.statusContinuation.yield(.reconnectFailed(attempt: attempt + 1, error: error))
+                        if let max = policy.maxAttempts, attempt + 1 >= max {
+                            self.end("gave up reconnecting after \(attempt + 1) attempts")
+                        } else {
+                            self.scheduleReconnect(attempt: attempt + 1, policy: policy)
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    private func restoreAfterReconnect() async {
+        let topics: [WampSubscription] = await onLoopUnchecked { self.subscriptions }
+        for subscription in topics {
+            _ = try? await request(timeoutName: "SUBSCRIBE \(subscription.topic)") { id, k in
+                (.subscribe(request: id, options: [:], topic: subscription.topic), .subscribe(subscription, subscription.topic, k))
+            }
+        }
+        let procedures: [(String, Handler)] = await onLoopUnchecked { self.registrations.map { ($0.procedure, $0.handler) } }
+        for (procedure, handler) in procedures {
+            _ = try? await request(timeoutName: "REGISTER \(procedure)") { id, k in
+                (.register(request: id, options: [:], procedure: procedure), .register(procedure, handler, k))
+            }
+        }
+        let session = await onLoop { self.sessionId }
+        loop.async { self.statusContinuation.yield(.reconnected(session: session)) }
+    }
+
+    private func onLoopUnchecked<T>(_ body: @escaping () -> T) async -> T {
+        let box = UncheckedBox<T>()
+        let transfer = UncheckedBox<() -> T>()
+        transfer.value = body
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.async {
+                box.value = transfer.value?()
+                continuation.resume()
+            }
+        }
+        // `body` always runs before the continuation resumes.
+        guard let value = box.value else { return body() }
+        return value
+    }
+
+    // MARK: requests
+
+    /// Sends a request built by `build` (given the new request id and the completion)
+    /// and waits for its answer, an ERROR, the session's loss or the request timeout.
+    private func request<T: Sendable>(timeoutName: String,
+                                      _ build: @escaping @Sendable (UInt64, @escaping (Result<T, WampError>) -> Void) -> (WampMessage, Pending))
+        async throws(WampError) -> T {
+        let timeout = configuration.requestTimeoutMs
+        let result: Result<T, WampError> = await withCheckedContinuation { continuation in
+            loop.async { [self] in
+                guard joined else {
+                    continuation.resume(returning: .failure(.notJoined(reason: leaving ? "left the session" : "reconnecting")))
+                    return
+                }
+                let id = nextRequest
+                nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
+                let once = Once(continuation)
+                var timer: UInt32 = 0
+                let (message, entry) = build(id) { result in
+                    self.loop.cancelTimer(timer)
+                    once.resume(result)
+                }
+                pending[id] = entry
+                timer = loop.after(milliseconds: timeout) { [weak self] in
+                    self?.pending.removeValue(forKey: id)
+                    once.resume(.failure(.timeout(operation: timeoutName, milliseconds: timeout)))
+                }
+                send(message)
+            }
+        }
+        return try result.get()
+    }
+
+    /// Subscribes to `topic` and returns the event sequence.
+    /// - Throws: ``WampError/application(error:args:kwargs:)`` when the router refuses
+    ///   (e.g. `wamp.error.not_authorized`), ``WampError/notJoined(reason:)``, timeout.
+    public func subscribe(_ topic: String) async throws(WampError) -> WampSubscription {
+        let id: UInt64 = try await request(timeoutName: "SUBSCRIBE \(topic)") { id, k in
+            (.subscribe(request: id, options: [:], topic: topic), .subscribe(nil, topic, k))
+        }
+        let found: WampSubscription? = await onLoopUnchecked { self.subscriptions.last { $0.id == id && $0.topic == topic } }
+        guard let found else { throw .notJoined(reason: "subscription \(id) vanished") }
+        return found
+    }
+
+    /// Ends a subscription: UNSUBSCRIBE, and its event sequence finishes.
+    public func unsubscribe(_ subscription: WampSubscription) async throws(WampError) {
+        let sid: UInt64 = await onLoopUnchecked {
+            self.subscriptions.removeAll { $0 === subscription }
+            subscription.continuation.finish()
+            return subscription.id
+        }
+        let _: Void = try await request(timeoutName: "UNSUBSCRIBE \(subscription.topic)") { id, k in
+            (.unsubscribe(request: id, subscription: sid), .unsubscribe(k))
+        }
+    }
+
+    /// Publishes to `topic`. With `acknowledge` waits for PUBLISHED and returns the
+    /// publication id; else returns nil at once. `excludeMe` false delivers the event
+    /// to this session too (WAMP's default is to exclude the publisher).
+    public func publish(_ topic: String, args: [JSONValue] = [], kwargs: WampDict = [:],
+                        acknowledge: Bool = false, excludeMe: Bool = true) async throws(WampError) -> UInt64? {
+        var options: WampDict = [:]
+        if acknowledge { options["acknowledge"] = .bool(true) }
+        if !excludeMe { options["exclude_me"] = .bool(false) }
+        let publishOptions = options
+        let message = { @Sendable (id: UInt64) in
+            WampMessage.publish(request: id, options: publishOptions, topic: topic, args: args.isEmpty && kwargs.isEmpty ? nil : args,
+                                kwargs: kwargs.isEmpty ? nil : kwargs)
+        }
+        if acknowledge {
+            return try await request(timeoutName: "PUBLISH \(topic)") { id, k in (message(id), .publish(k)) }
+        }
+        let sent: Bool = await onLoop { [self] in
+            guard joined else { return false }
+            let id = nextRequest
+            nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
+            send(message(id))
+            return true
+        }
+        guard sent else { throw .notJoined(reason: "cannot publish to \(topic)") }
+        return nil
+    }
+
+    /// Calls `procedure` and returns its result.
+    /// - Throws: ``WampError/application(error:args:kwargs:)`` with the callee's or
+    ///   router's error URI (e.g. `wamp.error.no_such_procedure`), timeout, notJoined.
+    public func call(_ procedure: String, args: [JSONValue] = [], kwargs: WampDict = [:]) async throws(WampError) -> WampResult {
+        try await request(timeoutName: "CALL \(procedure)") { id, k in
+            (.call(request: id, options: [:], procedure: procedure, args: args.isEmpty && kwargs.isEmpty ? nil : args,
+                   kwargs: kwargs.isEmpty ? nil : kwargs), .call(k))
+        }
+    }
+
+    /// Registers `procedure`; `handler` answers each invocation. Throwing
+    /// ``WampError/application(error:args:kwargs:)`` from it returns that error to the
+    /// caller; any other error returns `wamp.error.runtime_error`.
+    /// - Returns: the registration id.
+    @discardableResult
+    public func register(_ procedure: String, handler: @escaping Handler) async throws(WampError) -> UInt64 {
+        try await request(timeoutName: "REGISTER \(procedure)") { id, k in
+            (.register(request: id, options: [:], procedure: procedure), .register(procedure, handler, k))
+        }
+    }
+
+    /// Leaves the realm (GOODBYE, waiting up to 2 s for the router's GOODBYE) and
+    /// closes the WebSocket. No reconnect follows. Idempotent.
+    public func leave(reason: String = "wamp.close.close_realm") async {
+        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
+            loop.async { [self] in
+                guard !leaving else { continuation.resume(); return }
+                leaving = true
+                guard joined else { end("left"); continuation.resume(); return }
+                let once = OnceVoid(continuation)
+                goodbyeCompletion = { once.resume() }
+                send(.goodbye(details: [:], reason: reason))
+                loop.after(milliseconds: 2_000) { once.resume() }
+            }
+        }
+        await onLoop { [self] in
+            joined = false
+            socket?.close(code: 1000, reason: "goodbye")
+            socket = nil
+            generation += 1
+            let failed = pending
+            pending = [:]
+            failed.values.forEach { $0.fail(.notJoined(reason: "left the session")) }
+            end("left")
+        }
+    }
+}
+
+/// Resumes a continuation once; later calls are ignored (answer vs. timeout races).
+private final class Once<T: Sendable>: @unchecked Sendable {
+    private var continuation: CheckedContinuation<Result<T, WampError>, Never>?
+    init(_ c: CheckedContinuation<Result<T, WampError>, Never>) { continuation = c }
+    func resume(_ result: Result<T, WampError>) {
+        continuation?.resume(returning: result)
+        continuation = nil
+    }
+}
+
+private final class OnceVoid: @unchecked Sendable {
+    private var continuation: CheckedContinuation<Void, Never>?
+    init(_ c: CheckedContinuation<Void, Never>) { continuation = c }
+    func resume() { continuation?.resume(); continuation = nil }
+}
+
+private final class UncheckedBox<T>: @unchecked Sendable {
+    var value: T?
+}

@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all bootstrap build test demo clean
+.PHONY: all bootstrap build test demo bench clean
 
 all: build
 
@@ -21,6 +21,11 @@ test: bootstrap
 
 demo: build
 	scripts/services run -- scripts/demo
+
+# Benchmarks print figures; they are not tests. Release build, real router.
+bench: bootstrap
+	$(SWIFT) build -c release --product peer-bench
+	scripts/services run --only router -- .build/release/peer-bench wamp 2000
 
 clean:
 	rm -rf .build

@@ -1,0 +1,64 @@
+import Foundation
+import WampClient
+
+/// `peer-bench`: benchmarks that print figures (run by `make bench`, which starts the
+/// real router first and passes its URL in PEER_TEST_ROUTER_URL).
+///
+///   peer-bench wamp [ROUND_TRIPS]   publish→event round trips per second through the
+///                                   router, 1 KB payloads, one publication in flight
+@main
+struct Bench {
+    static func main() async {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        switch arguments.first {
+        case "wamp":
+            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000
+            await wampRoundTrips(count: count)
+        default:
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS]\n".utf8))
+            exit(2)
+        }
+    }
+
+    static func wampRoundTrips(count: Int) async {
+        guard let url = ProcessInfo.processInfo.environment["PEER_TEST_ROUTER_URL"] else {
+            FileHandle.standardError.write(Data("peer-bench: PEER_TEST_ROUTER_URL not set (run through scripts/services run)\n".utf8))
+            exit(2)
+        }
+        do {
+            let subscriber = try await WampSession.join(WampConfiguration(url: url))
+            let publisher = try await WampSession.join(WampConfiguration(url: url))
+            let topic = "com.peer.bench.roundtrip"
+            let subscription = try await subscriber.subscribe(topic)
+            let payload = JSONValue.string(String(repeating: "x", count: 1024))
+            var iterator = subscription.makeAsyncIterator()
+            var latencies: [Double] = []
+            latencies.reserveCapacity(count)
+            // Warm-up, then measure one publication in flight at a time.
+            for _ in 0..<50 {
+                _ = try await publisher.publish(topic, args: [payload])
+                _ = await iterator.next()
+            }
+            let start = DispatchTime.now().uptimeNanoseconds
+            for i in 0..<count {
+                let t0 = DispatchTime.now().uptimeNanoseconds
+                _ = try await publisher.publish(topic, args: [payload, .int(Int64(i))])
+                guard let event = await iterator.next(), event.args.last?.intValue == Int64(i) else {
+                    FileHandle.standardError.write(Data("peer-bench: event \(i) lost or out of order\n".utf8))
+                    exit(1)
+                }
+                latencies.append(Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e6)
+            }
+            let seconds = Double(DispatchTime.now().uptimeNanoseconds - start) / 1e9
+            latencies.sort()
+            let p50 = latencies[latencies.count / 2], p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
+            print(String(format: "wamp publish→event round trips, 1 KB payload: %d in %.2f s = %.0f per second (p50 %.2f ms, p99 %.2f ms)",
+                         count, seconds, Double(count) / seconds, p50, p99))
+            await publisher.leave()
+            await subscriber.leave()
+        } catch {
+            FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+            exit(1)
+        }
+    }
+}

@@ -7,6 +7,8 @@ public struct ServiceInfo: Decodable, Sendable {
     public let router_url: String?
     public let router_cra_url: String?
     public let router_ticket_url: String?
+    public let router_wss_url: String?
+    public let router_ca_file: String?
     public let router_pid: Int32?
     public let router_port: Int?
     public let stun_url: String?

@@ -213,3 +213,53 @@ final class HostileServer {
         await session.leave()
     }
 }
+
+@Suite struct SecureWebSocketTests {
+    @Test func wssWithThePrivateCAJoins() async throws {
+        let s = try TestServices.shared()
+        var config = WampConfiguration(url: try #require(s.router_wss_url))
+        let ca = try #require(s.router_ca_file)
+        config.caFile = ca
+        let session = try await WampSession.join(config)
+        #expect(session.sessionId >= 1)
+        let topic = uniqueURI("tls")
+        let subscription = try await session.subscribe(topic)
+        _ = try await session.publish(topic, args: ["over TLS"], acknowledge: true, excludeMe: false)
+        #expect(await next(subscription, within: 5)?.args == ["over TLS"])
+        await session.leave()
+    }
+
+    @Test func wssWithoutTrustingThePrivateCAIsATLSError() async throws {
+        let s = try TestServices.shared()
+        let url = try #require(s.router_wss_url)
+        do {
+            _ = try await WampSession.join(WampConfiguration(url: url))
+            Issue.record("joined over TLS with a certificate the system store does not trust")
+        } catch {
+            guard case .connect(.tls(let reason)) = error else { Issue.record("\(error)"); return }
+            #expect(!reason.isEmpty)
+        }
+    }
+
+    @Test func wssInsecureSwitchAcceptsAnyCertificate() async throws {
+        let s = try TestServices.shared()
+        var config = WampConfiguration(url: try #require(s.router_wss_url))
+        config.insecure = true
+        let session = try await WampSession.join(config)
+        #expect(session.sessionId >= 1)
+        await session.leave()
+    }
+
+    @Test func aMissingCAFileIsATLSErrorNamingIt() async throws {
+        let s = try TestServices.shared()
+        var config = WampConfiguration(url: try #require(s.router_wss_url))
+        config.caFile = "/nonexistent/ca.pem"
+        do {
+            _ = try await WampSession.join(config)
+            Issue.record("joined with a CA file that does not exist")
+        } catch {
+            guard case .connect(.tls(let reason)) = error else { Issue.record("\(error)"); return }
+            #expect(reason.contains("/nonexistent/ca.pem"))
+        }
+    }
+}

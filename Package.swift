@@ -33,7 +33,7 @@ let package = Package(
         .target(name: "EventLoop", dependencies: ["CGLib"]),
         .target(name: "SDP"),
         .target(name: "RTP"),
-        .target(name: "ICE", dependencies: ["EventLoop", "CGLib", "CNice"]),
+        .target(name: "ICE", dependencies: ["EventLoop", "SDP", "CGLib", "CNice"]),
         .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
         .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
         .target(name: "Media", dependencies: ["CVPX", "COpus", "COgg"]),

@@ -1,0 +1,414 @@
+import CGLib
+import CNice
+import EventLoop
+@_exported import SDP
+
+/// ICE connection state, with the values of the W3C `RTCIceConnectionState`.
+public enum IceConnectionState: String, Sendable, Equatable {
+    case new, checking, connected, completed, failed, disconnected, closed
+}
+
+/// Which candidates may be used (W3C `RTCIceTransportPolicy`).
+public enum IceTransportPolicy: String, Sendable, Equatable {
+    /// Host, server-reflexive and relay candidates.
+    case all
+    /// Relay (TURN) candidates only.
+    case relay
+}
+
+/// The pair of candidates ICE selected for sending (RFC 8445 §8.1.1).
+public struct IceCandidatePair: Sendable, Equatable {
+    public var local: Candidate
+    public var remote: Candidate
+}
+
+/// What an ``IceAgent`` reports, on the loop thread, in order.
+public enum IceEvent: Sendable, Equatable {
+    /// A local candidate was found (trickle it to the peer, RFC 8838).
+    case localCandidate(Candidate)
+    /// Gathering finished: no more local candidates (send end-of-candidates).
+    case gatheringComplete
+    /// The connection state changed.
+    case state(IceConnectionState)
+    /// A new candidate pair was selected.
+    case selectedPair(IceCandidatePair)
+}
+
+/// Errors of the ICE agent; each names the value at fault.
+public enum IceError: Error, Equatable, CustomStringConvertible {
+    /// libnice refused to create the agent or its stream.
+    case agentCreation(String)
+    /// A STUN/TURN server URL or address could not be used.
+    case server(IceServerError)
+    /// libnice refused the TURN server settings.
+    case relayRejected(String)
+    /// An interface address that is not an IP literal.
+    case badLocalAddress(String)
+    /// Gathering could not start (e.g. no usable interface).
+    case gatheringFailed(String)
+    /// A remote candidate libnice could not take; `reason` says why (mDNS name that
+    /// does not resolve, a line libnice rejects, …).
+    case remoteCandidate(candidate: String, reason: String)
+    /// The agent was closed.
+    case closed
+
+    public var description: String {
+        switch self {
+        case .agentCreation(let s): return "cannot create ICE agent: \(s)"
+        case .server(let e): return e.description
+        case .relayRejected(let s): return "libnice rejected TURN server \(s)"
+        case .badLocalAddress(let s): return "local address \"\(s)\" is not an IP address"
+        case .gatheringFailed(let s): return "ICE gathering failed: \(s)"
+        case let .remoteCandidate(c, reason): return "remote candidate \"\(c)\" not used: \(reason)"
+        case .closed: return "ICE agent closed"
+        }
+    }
+}
+
+/// A full ICE agent (RFC 8445) over libnice with one stream and one component
+/// (BUNDLE with rtcp-mux: everything on component 1).
+///
+/// Thread rules: the agent lives on the ``EventLoop`` thread. Every method may be
+/// called from any thread (it hops there); events and received datagrams are
+/// delivered on the loop thread. ``send(_:)`` is thread-safe (libnice's own lock).
+public final class IceAgent: @unchecked Sendable {
+    // Mutable state is confined to the loop thread, except `agent`/`streamId`,
+    // which are set once in init and read by send().
+
+    /// Configuration of an agent.
+    public struct Configuration: Sendable {
+        /// Controlling (the offerer, RFC 8445 §6.1.1) or controlled.
+        public var controlling: Bool
+        /// STUN and TURN servers. libnice uses the first STUN server.
+        public var servers: [IceServer] = []
+        /// `all` or `relay`.
+        public var policy: IceTransportPolicy = .all
+        /// Local addresses to gather on (IP literals). Empty: every interface but
+        /// loopback, or loopback when nothing else exists.
+        public var localAddresses: [String] = []
+        /// Gather TCP candidates (RFC 6544) too.
+        public var tcp = true
+        /// Trickle ICE (RFC 8838): checks wait for end-of-candidates before failing.
+        public var trickle = true
+        /// If not connected this long after checks start, the state becomes `failed`, ms.
+        public var checkingTimeoutMs: UInt32 = 15_000
+
+        public init(controlling: Bool) { self.controlling = controlling }
+    }
+
+    let loop: EventLoop
+    public let configuration: Configuration
+    private let agent: OpaquePointer
+    private let streamId: UInt32
+    private let onEvent: @Sendable (IceEvent) -> Void
+    private let onReceive: @Sendable ([UInt8]) -> Void
+    private var signalIds: [UInt] = []
+    private var retained: Unmanaged<IceAgent>?
+    private var checkingTimer: UInt32 = 0
+    private var wasConnected = false
+    private var isClosed = false
+
+    /// The current state (loop thread).
+    public private(set) var state: IceConnectionState = .new
+    /// Local ICE username fragment and password (RFC 8445 §5.3).
+    public private(set) var localUfrag = ""
+    public private(set) var localPwd = ""
+    /// Local candidates found so far.
+    public private(set) var localCandidates: [Candidate] = []
+    /// True once gathering is complete.
+    public private(set) var gatheringComplete = false
+    /// The selected pair, once connected.
+    public private(set) var selectedPair: IceCandidatePair?
+
+    /// Creates the agent and its stream on `loop` (not yet gathering).
+    /// - Throws: ``IceError`` for an unusable server URL, a bad local address, or libnice failures.
+    public init(_ configuration: Configuration, loop: EventLoop = .shared,
+                onEvent: @escaping @Sendable (IceEvent) -> Void,
+                onReceive: @escaping @Sendable ([UInt8]) -> Void) throws(IceError) {
+        self.configuration = configuration
+        self.loop = loop
+        self.onEvent = onEvent
+        self.onReceive = onReceive
+        let stun = configuration.servers.first { !$0.isTURN }
+        let stunAddress: String?
+        do { stunAddress = try stun?.resolvedAddress() } catch { throw .server(error) }
+        var turnAddresses: [(IceServer, String)] = []
+        for server in configuration.servers where server.isTURN {
+            do { turnAddresses.append((server, try server.resolvedAddress())) } catch { throw .server(error) }
+        }
+        let created: Result<(OpaquePointer, UInt32), IceError> = loop.sync {
+            var options = NICE_AGENT_OPTION_NONE.rawValue
+            if configuration.trickle { options |= NICE_AGENT_OPTION_ICE_TRICKLE.rawValue }
+            guard let agent = nice_agent_new_full(loop.context, NICE_COMPATIBILITY_RFC5245, NiceAgentOption(rawValue: options)) else {
+                return .failure(.agentCreation("nice_agent_new_full returned NULL"))
+            }
+            let object = UnsafeMutableRawPointer(agent)
+            GObjectProperty.set(object, "controlling-mode", bool: configuration.controlling)
+            GObjectProperty.set(object, "upnp", bool: false)
+            GObjectProperty.set(object, "ice-tcp", bool: configuration.tcp)
+            GObjectProperty.set(object, "force-relay", bool: configuration.policy == .relay)
+            if let stun, let stunAddress {
+                GObjectProperty.set(object, "stun-server", string: stunAddress)
+                GObjectProperty.set(object, "stun-server-port", uint: UInt32(stun.port))
+            }
+            for text in configuration.localAddresses {
+                guard let address = nice_address_new() else { continue }
+                defer { nice_address_free(address) }
+                guard nice_address_set_from_string(address, text) != 0, nice_agent_add_local_address(agent, address) != 0 else {
+                    g_object_unref(object)
+                    return .failure(.badLocalAddress(text))
+                }
+            }
+            let stream = nice_agent_add_stream(agent, 1)
+            guard stream != 0 else { g_object_unref(object); return .failure(.agentCreation("nice_agent_add_stream failed")) }
+            nice_agent_set_stream_name(agent, stream, "application")
+            for (server, address) in turnAddresses {
+                let type: NiceRelayType
+                switch (server.scheme, server.transport) {
+                case (.turns, _): type = NICE_RELAY_TYPE_TURN_TLS
+                case (_, .tcp): type = NICE_RELAY_TYPE_TURN_TCP
+                default: type = NICE_RELAY_TYPE_TURN_UDP
+                }
+                guard nice_agent_set_relay_info(agent, stream, 1, address, UInt32(server.port), server.username ?? "",
+                                                server.password ?? "", type) != 0 else {
+                    g_object_unref(object)
+                    return .failure(.relayRejected(server.description))
+                }
+            }
+            return .success((agent, stream))
+        }
+        let (agent, stream) = try created.get()
+        self.agent = agent
+        self.streamId = stream
+        loop.sync { setUp() }
+    }
+
+    deinit {
+        g_object_unref(UnsafeMutableRawPointer(agent))
+    }
+
+    private func setUp() {
+        var ufrag: UnsafeMutablePointer<gchar>?, pwd: UnsafeMutablePointer<gchar>?
+        if nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd) != 0 {
+            localUfrag = ufrag.map { String(cString: $0) } ?? ""
+            localPwd = pwd.map { String(cString: $0) } ?? ""
+        }
+        g_free(ufrag)
+        g_free(pwd)
+        // The signal handlers and the receive callback hold one reference to us,
+        // dropped in close().
+        let me = Unmanaged.passRetained(self)
+        retained = me
+        let data = me.toOpaque()
+        let object = UnsafeMutableRawPointer(agent)
+        let onCandidate: @convention(c) (OpaquePointer?, UnsafeMutablePointer<NiceCandidate>?, gpointer?) -> Void = { _, candidate, data in
+            guard let data, let candidate else { return }
+            Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue().newLocalCandidate(candidate)
+        }
+        let onGathered: @convention(c) (OpaquePointer?, UInt32, gpointer?) -> Void = { _, _, data in
+            guard let data else { return }
+            Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue().gatheringDone()
+        }
+        let onState: @convention(c) (OpaquePointer?, UInt32, UInt32, UInt32, gpointer?) -> Void = { _, _, _, state, data in
+            guard let data else { return }
+            Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue().componentState(state)
+        }
+        let onPair: @convention(c) (OpaquePointer?, UInt32, UInt32, UnsafeMutablePointer<NiceCandidate>?,
+                                    UnsafeMutablePointer<NiceCandidate>?, gpointer?) -> Void = { _, _, _, local, remote, data in
+            guard let data, let local, let remote else { return }
+            Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue().pairSelected(local, remote)
+        }
+        signalIds = [
+            g_signal_connect_data(object, "new-candidate-full", unsafeBitCast(onCandidate, to: GCallback.self), data, nil, GConnectFlags(rawValue: 0)),
+            g_signal_connect_data(object, "candidate-gathering-done", unsafeBitCast(onGathered, to: GCallback.self), data, nil, GConnectFlags(rawValue: 0)),
+            g_signal_connect_data(object, "component-state-changed", unsafeBitCast(onState, to: GCallback.self), data, nil, GConnectFlags(rawValue: 0)),
+            g_signal_connect_data(object, "new-selected-pair-full", unsafeBitCast(onPair, to: GCallback.self), data, nil, GConnectFlags(rawValue: 0)),
+        ]
+        nice_agent_attach_recv(agent, streamId, 1, loop.context, { _, _, _, length, buffer, data in
+            guard let data, let buffer, length > 0 else { return }
+            let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
+            Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue().onReceive(bytes)
+        }, data)
+    }
+
+    // MARK: libnice callbacks (loop thread)
+
+    private func sdpCandidate(_ candidate: UnsafeMutablePointer<NiceCandidate>) -> Candidate? {
+        guard let line = nice_agent_generate_local_candidate_sdp(agent, candidate) else { return nil }
+        defer { g_free(line) }
+        return try? Candidate(parsing: String(cString: line))
+    }
+
+    private func newLocalCandidate(_ candidate: UnsafeMutablePointer<NiceCandidate>) {
+        guard !isClosed, let c = sdpCandidate(candidate) else { return }
+        localCandidates.append(c)
+        onEvent(.localCandidate(c))
+    }
+
+    private func gatheringDone() {
+        guard !isClosed, !gatheringComplete else { return }
+        gatheringComplete = true
+        onEvent(.gatheringComplete)
+    }
+
+    private func componentState(_ raw: UInt32) {
+        guard !isClosed else { return }
+        let next: IceConnectionState
+        switch NiceComponentState(rawValue: raw) {
+        case NICE_COMPONENT_STATE_CONNECTING: next = .checking
+        case NICE_COMPONENT_STATE_CONNECTED: next = .connected
+        case NICE_COMPONENT_STATE_READY: next = .connected
+        case NICE_COMPONENT_STATE_FAILED: next = .failed
+        case NICE_COMPONENT_STATE_DISCONNECTED: next = wasConnected ? .disconnected : .new
+        default: return  // GATHERING: still `new`
+        }
+        transition(to: next)
+    }
+
+    private func transition(to next: IceConnectionState) {
+        guard next != state else { return }
+        if next == .connected { wasConnected = true; loop.cancelTimer(checkingTimer) }
+        if next == .checking, checkingTimer == 0 {
+            let timeout = configuration.checkingTimeoutMs
+            checkingTimer = loop.after(milliseconds: timeout) { [weak self] in
+                guard let self, !self.isClosed, !self.wasConnected else { return }
+                self.transition(to: .failed)
+            }
+        }
+        state = next
+        onEvent(.state(next))
+    }
+
+    private func pairSelected(_ local: UnsafeMutablePointer<NiceCandidate>, _ remote: UnsafeMutablePointer<NiceCandidate>) {
+        guard !isClosed, let l = sdpCandidate(local), let r = sdpCandidate(remote) else { return }
+        let pair = IceCandidatePair(local: l, remote: r)
+        selectedPair = pair
+        onEvent(.selectedPair(pair))
+    }
+
+    // MARK: public API
+
+    /// Starts gathering local candidates; they arrive as ``IceEvent/localCandidate(_:)``,
+    /// then ``IceEvent/gatheringComplete``.
+    /// - Throws: ``IceError/gatheringFailed(_:)`` when libnice cannot gather (no interface).
+    public func gather() throws(IceError) {
+        let ok: Bool = loop.sync { !isClosed && nice_agent_gather_candidates(agent, streamId) != 0 }
+        guard ok else { throw .gatheringFailed(isClosed ? "agent closed" : "nice_agent_gather_candidates failed") }
+    }
+
+    /// Sets the remote ufrag and pwd (from the remote description, RFC 8839 §5.4).
+    public func setRemoteCredentials(ufrag: String, pwd: String) {
+        loop.sync { _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd) }
+    }
+
+    /// Adds one remote candidate (trickled or from the description). An mDNS
+    /// `.local` address is resolved with the system resolver first.
+    /// - Throws: ``IceError/remoteCandidate(candidate:reason:)`` when it cannot be used
+    ///   (a name that does not resolve, a candidate libnice rejects); the agent goes on.
+    public func addRemoteCandidate(_ candidate: Candidate) throws(IceError) {
+        var c = candidate
+        if c.addressKind == .mdns || c.addressKind == .fqdn {
+            do {
+                c.address = try IceServer("stun:\(c.address)").resolvedAddress()
+            } catch {
+                throw .remoteCandidate(candidate: candidate.sdpValue, reason: "\(candidate.address) does not resolve")
+            }
+        }
+        c.component = 1
+        let line = "a=" + c.sdpValue
+        let added: Bool = loop.sync {
+            guard !isClosed, let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamId, line) else { return false }
+            defer { nice_candidate_free(parsed) }
+            let list = g_slist_append(nil, parsed)
+            defer { g_slist_free(list) }
+            return nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 1
+        }
+        guard added else { throw .remoteCandidate(candidate: candidate.sdpValue, reason: "libnice did not accept it") }
+    }
+
+    /// Signals that the remote side has no more candidates (RFC 8838 end-of-candidates).
+    public func endOfRemoteCandidates() {
+        loop.sync { _ = nice_agent_peer_candidate_gathering_done(agent, streamId) }
+    }
+
+    /// Sends one datagram on the selected pair; false when not connected or closed.
+    /// Thread-safe.
+    @discardableResult
+    public func send(_ bytes: [UInt8]) -> Bool {
+        bytes.withUnsafeBufferPointer { buffer in
+            buffer.baseAddress.map { base in
+                base.withMemoryRebound(to: gchar.self, capacity: buffer.count) {
+                    nice_agent_send(agent, streamId, 1, UInt32(buffer.count), $0) == Int32(buffer.count)
+                }
+            } ?? false
+        }
+    }
+
+    /// ICE restart (RFC 8445 §9): new local ufrag/pwd, remote candidates forgotten.
+    /// - Returns: the new local credentials.
+    public func restart() -> (ufrag: String, pwd: String) {
+        loop.sync {
+            _ = nice_agent_restart_stream(agent, streamId)
+            var ufrag: UnsafeMutablePointer<gchar>?, pwd: UnsafeMutablePointer<gchar>?
+            if nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd) != 0 {
+                localUfrag = ufrag.map { String(cString: $0) } ?? ""
+                localPwd = pwd.map { String(cString: $0) } ?? ""
+            }
+            g_free(ufrag)
+            g_free(pwd)
+            wasConnected = false
+            checkingTimer = 0
+            return (localUfrag, localPwd)
+        }
+    }
+
+    /// Closes the agent: removes the stream (its sockets), disconnects every callback
+    /// and reports `closed`. Idempotent.
+    public func close() {
+        loop.sync {
+            guard !isClosed else { return }
+            isClosed = true
+            loop.cancelTimer(checkingTimer)
+            nice_agent_attach_recv(agent, streamId, 1, loop.context, nil, nil)
+            for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), id) }
+            signalIds = []
+            nice_agent_remove_stream(agent, streamId)
+            state = .closed
+            onEvent(.state(.closed))
+            retained?.release()
+            retained = nil
+        }
+    }
+}
+
+/// Setting GObject properties from Swift: `g_object_set` is variadic, so one
+/// `GValue` per call (`G_TYPE_*` are macros: fundamental type ids shifted by 2).
+enum GObjectProperty {
+    static let boolean = GType(5 << 2), uint = GType(7 << 2), string = GType(16 << 2)
+
+    static func set(_ object: UnsafeMutableRawPointer, _ name: String, bool value: Bool) {
+        var v = GValue()
+        g_value_init(&v, boolean)
+        g_value_set_boolean(&v, value ? 1 : 0)
+        apply(object, name, &v)
+    }
+
+    static func set(_ object: UnsafeMutableRawPointer, _ name: String, uint value: UInt32) {
+        var v = GValue()
+        g_value_init(&v, uint)
+        g_value_set_uint(&v, value)
+        apply(object, name, &v)
+    }
+
+    static func set(_ object: UnsafeMutableRawPointer, _ name: String, string value: String) {
+        var v = GValue()
+        g_value_init(&v, string)
+        g_value_set_string(&v, value)
+        apply(object, name, &v)
+    }
+
+    private static func apply(_ object: UnsafeMutableRawPointer, _ name: String, _ value: inout GValue) {
+        object.withMemoryRebound(to: GObject.self, capacity: 1) { g_object_set_property($0, name, &value) }
+        g_value_unset(&value)
+    }
+}

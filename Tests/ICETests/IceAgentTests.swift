@@ -1,0 +1,187 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import ICE
+
+/// One agent plus what it reported, for tests.
+final class Peer: @unchecked Sendable {
+    let lock = NSLock()
+    var events: [IceEvent] = []
+    var received: [[UInt8]] = []
+    var agent: IceAgent!
+    let eventStream: AsyncStream<IceEvent>
+    let continuation: AsyncStream<IceEvent>.Continuation
+
+    init(_ configuration: IceAgent.Configuration) throws {
+        (eventStream, continuation) = AsyncStream.makeStream()
+        agent = try IceAgent(configuration, onEvent: { [weak self] event in
+            guard let self else { return }
+            self.lock.withLock { self.events.append(event) }
+            self.continuation.yield(event)
+        }, onReceive: { [weak self] bytes in
+            guard let self else { return }
+            self.lock.withLock { self.received.append(bytes) }
+        })
+    }
+
+    static func loopback(controlling: Bool, trickle: Bool = true) throws -> Peer {
+        var c = IceAgent.Configuration(controlling: controlling)
+        c.localAddresses = ["127.0.0.1"]
+        c.trickle = trickle
+        return try Peer(c)
+    }
+
+    var candidates: [Candidate] { lock.withLock { events.compactMap { if case .localCandidate(let c) = $0 { c } else { nil } } } }
+    var states: [IceConnectionState] { lock.withLock { events.compactMap { if case .state(let s) = $0 { s } else { nil } } } }
+    var receivedCount: Int { lock.withLock { received.count } }
+
+    /// Waits until `condition` holds on the events, at most `seconds`.
+    func wait(_ seconds: Double, _ condition: @escaping ([IceEvent]) -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if lock.withLock({ condition(events) }) { return true }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return lock.withLock { condition(events) }
+    }
+
+    func waitGathered(_ seconds: Double = 10) async -> Bool { await wait(seconds) { $0.contains(.gatheringComplete) } }
+    func waitState(_ state: IceConnectionState, _ seconds: Double = 10) async -> Bool {
+        await wait(seconds) { $0.contains(.state(state)) }
+    }
+}
+
+/// Sends `count` numbered datagrams from `a` to `b` and back, and checks every one arrived intact.
+func exchange(_ a: Peer, _ b: Peer, count: Int) async {
+    for i in 0..<count {
+        let payload = [UInt8](repeating: UInt8(i & 0xff), count: 100) + withUnsafeBytes(of: UInt32(i).bigEndian, Array.init)
+        #expect(a.agent.send(payload))
+        #expect(b.agent.send(payload))
+        if i % 100 == 99 { try? await Task.sleep(nanoseconds: 2_000_000) }  // let the loop drain
+    }
+    let deadline = Date().addingTimeInterval(10)
+    while (a.receivedCount < count || b.receivedCount < count) && Date() < deadline {
+        try? await Task.sleep(nanoseconds: 20_000_000)
+    }
+    #expect(a.receivedCount == count)
+    #expect(b.receivedCount == count)
+    let numbers = b.lock.withLock { b.received.map { Array($0.suffix(4)).reduce(0) { $0 << 8 | Int($1) } } }
+    #expect(Set(numbers) == Set(0..<count))
+}
+
+@Suite(.serialized) struct IceAgentTests {
+    @Test func vanillaHostCandidatesConnectAndCarry1000DatagramsEachWay() async throws {
+        let a = try Peer.loopback(controlling: true, trickle: false)
+        let b = try Peer.loopback(controlling: false, trickle: false)
+        defer { a.agent.close(); b.agent.close() }
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitGathered())
+        #expect(await b.waitGathered())
+        #expect(!a.candidates.isEmpty)
+        #expect(a.candidates.allSatisfy { $0.type == .host && $0.address == "127.0.0.1" })
+        #expect(a.agent.localUfrag.count >= 4 && a.agent.localPwd.count >= 22)
+        // Vanilla: everything at once, after gathering.
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        #expect(await a.waitState(.connected))
+        #expect(await b.waitState(.connected))
+        #expect(a.states.first == .checking)
+        let pair = try #require(a.lock.withLock { a.agent.selectedPair })
+        #expect(pair.local.type == .host && pair.remote.type == .host)
+        await exchange(a, b, count: 1000)
+    }
+
+    @Test func trickleCandidatesArrivingWithADelayConnect() async throws {
+        let a = try Peer.loopback(controlling: true)
+        let b = try Peer.loopback(controlling: false)
+        defer { a.agent.close(); b.agent.close() }
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        // Trickle: each candidate is passed on 50 ms after it appears.
+        let forward = { (from: Peer, to: Peer) in
+            Task {
+                for await event in from.eventStream {
+                    switch event {
+                    case .localCandidate(let c):
+                        try? await Task.sleep(nanoseconds: 50_000_000)
+                        try? to.agent.addRemoteCandidate(c)
+                    case .gatheringComplete:
+                        try? await Task.sleep(nanoseconds: 50_000_000)
+                        to.agent.endOfRemoteCandidates()
+                    default: break
+                    }
+                }
+            }
+        }
+        let t1 = forward(a, b), t2 = forward(b, a)
+        defer { t1.cancel(); t2.cancel() }
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitState(.connected))
+        #expect(await b.waitState(.connected))
+        await exchange(a, b, count: 1000)
+    }
+
+    @Test func aRemoteThatNeverAnswersFailsWithinTheCheckingTimeout() async throws {
+        var c = IceAgent.Configuration(controlling: true)
+        c.localAddresses = ["127.0.0.1"]
+        c.checkingTimeoutMs = 3_000
+        let a = try Peer(c)
+        defer { a.agent.close() }
+        try a.agent.gather()
+        #expect(await a.waitGathered())
+        a.agent.setRemoteCredentials(ufrag: "ABCD", pwd: "0123456789012345678901")
+        // A port where nothing answers.
+        let port = try UDPPortNobodyListensOn.pick()
+        try a.agent.addRemoteCandidate(try Candidate(parsing: "candidate:1 1 udp 2130706431 127.0.0.1 \(port) typ host"))
+        a.agent.endOfRemoteCandidates()
+        let start = Date()
+        #expect(await a.waitState(.failed, 10))
+        #expect(Date().timeIntervalSince(start) < 6)
+        #expect(!a.states.contains(.connected))
+    }
+
+    @Test func closeReportsClosedAndReleasesItsSockets() async throws {
+        let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        for _ in 0..<5 {
+            let a = try Peer.loopback(controlling: true)
+            try a.agent.gather()
+            #expect(await a.waitGathered())
+            a.agent.close()
+            a.agent.close()
+            #expect(a.states.last == .closed)
+            #expect(a.agent.send([1, 2, 3]) == false)
+        }
+        try? await Task.sleep(nanoseconds: 200_000_000)
+        let after = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
+        #expect(after <= before + 1, "fds before \(before), after \(after)")
+    }
+
+    @Test func unresolvableMdnsCandidateIsRefusedWithItsReason() throws {
+        let a = try Peer.loopback(controlling: true)
+        defer { a.agent.close() }
+        let c = try Candidate(parsing: "candidate:1 1 udp 2122194687 0b0c0d0e-aaaa-bbbb-cccc-111122223333.local 50001 typ host")
+        #expect(throws: IceError.remoteCandidate(candidate: c.sdpValue, reason: "\(c.address) does not resolve")) {
+            try a.agent.addRemoteCandidate(c)
+        }
+    }
+}
+
+enum UDPPortNobodyListensOn {
+    static func pick() throws -> UInt16 {
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var addr = sockaddr_in()
+        addr.sin_family = sa_family_t(AF_INET)
+        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let ok = withUnsafeMutablePointer(to: &addr) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
+        }
+        guard ok else { throw POSIXError(.EADDRINUSE) }
+        return UInt16(bigEndian: addr.sin_port)
+    }
+}

@@ -32,6 +32,9 @@ public enum IceEvent: Sendable, Equatable {
     case state(IceConnectionState)
     /// A new candidate pair was selected.
     case selectedPair(IceCandidatePair)
+    /// Gathering ended without the candidates the policy needs (with policy `relay`:
+    /// no relay candidate, e.g. wrong TURN credentials or an unreachable server).
+    case gatheringFailed(String)
 }
 
 /// Errors of the ICE agent; each names the value at fault.
@@ -249,6 +252,11 @@ public final class IceAgent: @unchecked Sendable {
         guard !isClosed, !gatheringComplete else { return }
         gatheringComplete = true
         onEvent(.gatheringComplete)
+        if configuration.policy == .relay, !localCandidates.contains(where: { $0.type == .relay }) {
+            let servers = configuration.servers.filter(\.isTURN).map(\.description).joined(separator: ", ")
+            onEvent(.gatheringFailed("no relay candidate from \(servers.isEmpty ? "any TURN server (none configured)" : servers): "
+                                     + "check the TURN credentials and that the server is reachable"))
+        }
     }
 
     private func componentState(_ raw: UInt32) {

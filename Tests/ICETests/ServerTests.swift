@@ -1,0 +1,113 @@
+import Foundation
+import Testing
+import TestSupport
+@testable import ICE
+
+final class Lines: @unchecked Sendable {
+    let lock = NSLock()
+    var lines: [String] = []
+    func add(_ s: String) { lock.withLock { lines.append(s) } }
+    func all() -> [String] { lock.withLock { lines } }
+}
+
+@Suite(.serialized) struct IceServerTests {
+    @Test func stunAndTurnURLsParse() throws {
+        let s = try IceServer("stun:127.0.0.1:3479")
+        #expect(s.scheme == .stun && s.host == "127.0.0.1" && s.port == 3479 && s.transport == .udp && !s.isTURN)
+        #expect(try IceServer("stun:stun.example.org").port == 3478)
+        #expect(try IceServer("stuns:stun.example.org").port == 5349)
+        let t = try IceServer("turn:[::1]:3480?transport=tcp", username: "u", password: "p")
+        #expect(t.isTURN && t.host == "::1" && t.port == 3480 && t.transport == .tcp && t.username == "u")
+        #expect(t.description == "turn:[::1]:3480?transport=tcp")
+        #expect(try IceServer("TURN:h?transport=UDP").transport == .udp)
+        #expect(try IceServer("turns:h").transport == .tcp)
+        #expect(throws: IceServerError(url: "http://x", expected: "a stun:, stuns:, turn: or turns: URL")) { try IceServer("http://x") }
+        #expect(throws: IceServerError(url: "stun:h?transport=udp", expected: "no query on a STUN URL")) { try IceServer("stun:h?transport=udp") }
+        #expect(throws: IceServerError(url: "turn:h?transport=sctp", expected: "?transport=udp or ?transport=tcp")) { try IceServer("turn:h?transport=sctp") }
+        #expect(throws: IceServerError(url: "stun:h:99999", expected: "a port 1-65535, not \"99999\"")) { try IceServer("stun:h:99999") }
+        #expect(throws: IceServerError(url: "stun:", expected: "a host name or address")) { try IceServer("stun:") }
+        #expect(throws: IceServerError(url: "stun://h", expected: "no \"//\" after the scheme (RFC 7064: stun:host:port)")) { try IceServer("stun://h") }
+        #expect(try IceServer("stun:localhost:3478").resolvedAddress().contains(where: { $0 == "." || $0 == ":" }))
+    }
+
+    @Test func gatheringAgainstCoturnPerformsARealBindingTransaction() async throws {
+        let services = try TestServices.shared()
+        let stun = try #require(services.stun_url), port = try #require(services.turn_port)
+        let lines = Lines()
+        let log = NiceLog { lines.add($0) }
+        defer { log.stop() }
+        var c = IceAgent.Configuration(controlling: true)
+        c.localAddresses = ["127.0.0.1"]
+        c.tcp = false
+        c.servers = [try IceServer(stun)]
+        let a = try Peer(c)
+        defer { a.agent.close() }
+        try a.agent.gather()
+        #expect(await a.waitGathered())
+        // libnice's own log shows the Binding request to coturn's port and its answer.
+        let stunLines = lines.all().filter { $0.contains("127.0.0.1:\(port)") || $0.contains("127.0.0.1]:\(port)") }
+        #expect(!stunLines.isEmpty, "no libnice log line names the STUN server; \(lines.all().count) lines seen")
+        let all = lines.all().joined(separator: "\n")
+        #expect(all.contains("STUN") || all.contains("stun"))
+        // On loopback the srflx address equals the host one, so libnice drops it as redundant.
+        #expect(a.candidates.allSatisfy { $0.type == .host })
+    }
+
+    func relayPair(_ transport: String) async throws {
+        let s = try TestServices.shared()
+        let turn = try #require(s.turn_url)
+        func peer(_ controlling: Bool) throws -> Peer {
+            var c = IceAgent.Configuration(controlling: controlling)
+            c.localAddresses = ["127.0.0.1"]
+            c.policy = .relay
+            c.servers = [try IceServer("\(turn)?transport=\(transport)", username: s.turn_user, password: s.turn_password)]
+            return try Peer(c)
+        }
+        let logPath = try #require(s.turn_log)
+        let allocations = { (try? String(contentsOfFile: logPath, encoding: .utf8))?.components(separatedBy: "ALLOCATE processed, success").count ?? 0 }
+        let tcpConnections = { (try? String(contentsOfFile: logPath, encoding: .utf8))?.components(separatedBy: "tcp or tls connected").count ?? 0 }
+        let allocationsBefore = allocations(), tcpBefore = tcpConnections()
+        let a = try peer(true), b = try peer(false)
+        defer { a.agent.close(); b.agent.close() }
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitGathered())
+        #expect(await b.waitGathered())
+        try #require(!a.candidates.isEmpty && !b.candidates.isEmpty)
+        #expect(a.candidates.allSatisfy { $0.type == .relay })
+        #expect(b.candidates.allSatisfy { $0.type == .relay })
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        a.agent.endOfRemoteCandidates()
+        b.agent.endOfRemoteCandidates()
+        #expect(await a.waitState(.connected))
+        let pair = try #require(a.lock.withLock { a.agent.selectedPair })
+        #expect(pair.local.type == .relay && pair.remote.type == .relay)
+        await exchange(a, b, count: 200)
+        // coturn's log shows both agents' allocations (and, over TCP, their TCP connections).
+        #expect(allocations() - allocationsBefore >= 2)
+        if transport == "tcp" { #expect(tcpConnections() - tcpBefore >= 2) }
+    }
+
+    @Test func relayPolicyOverTurnUDPConnectsRelayToRelay() async throws { try await relayPair("udp") }
+    @Test func relayPolicyOverTurnTCPConnectsRelayToRelay() async throws { try await relayPair("tcp") }
+
+    @Test func wrongTurnCredentialsGiveAClearFailureNotAHang() async throws {
+        let s = try TestServices.shared()
+        var c = IceAgent.Configuration(controlling: true)
+        c.localAddresses = ["127.0.0.1"]
+        c.policy = .relay
+        c.servers = [try IceServer(try #require(s.turn_url), username: "peer", password: "wrong")]
+        let a = try Peer(c)
+        defer { a.agent.close() }
+        try a.agent.gather()
+        let start = Date()
+        #expect(await a.waitGathered(15))
+        #expect(Date().timeIntervalSince(start) < 15)
+        #expect(a.candidates.isEmpty)
+        let failure = a.lock.withLock { a.events.compactMap { if case .gatheringFailed(let r) = $0 { r } else { nil } } }
+        #expect(failure.first?.contains("no relay candidate") == true, "\(failure)")
+    }
+}

@@ -57,6 +57,8 @@ public final class EventLoop: @unchecked Sendable {
         started.wait()
     }
 
+    /// Stops the loop. The last reference must not be dropped on the loop's own
+    /// thread (``shared`` never is).
     deinit {
         stop()
         g_main_loop_unref(loop)
@@ -67,9 +69,11 @@ public final class EventLoop: @unchecked Sendable {
     public var isCurrent: Bool { g_main_context_is_owner(context) != 0 }
 
     /// Runs `body` on the loop thread, after closures submitted before it.
-    /// Dropped silently if the loop was stopped.
-    public func async(_ body: @escaping @Sendable () -> Void) {
-        _ = enqueue(body)
+    /// - Returns: false, and `body` is dropped, when the loop was stopped; callers
+    ///   waiting on `body` (a continuation) must resume themselves then.
+    @discardableResult
+    public func async(_ body: @escaping @Sendable () -> Void) -> Bool {
+        enqueue(body)
     }
 
     /// Queues `body` as an idle source; false when the loop is stopped. Holding the
@@ -98,7 +102,9 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// Runs `body` on the loop thread and waits for its result. Runs inline when the
-    /// caller is already on the loop thread. Rethrows what `body` throws.
+    /// caller is already on the loop thread, and on the caller's thread once the loop
+    /// is stopped (no other thread touches the loop's objects then). Rethrows what
+    /// `body` throws.
     public func sync<T>(_ body: () throws -> T) rethrows -> T {
         if isCurrent { return try body() }
         return try withoutActuallyEscaping(body) { escapable in
@@ -110,8 +116,8 @@ public final class EventLoop: @unchecked Sendable {
             }
             guard queued else { return try escapable() }  // loop stopped: run here
             done.wait()
-            guard let value = transfer.value else { return try escapable() }
-            return try value.get()
+            // Every accepted closure runs (stop() drains), so the value is there.
+            return try (transfer.value ?? Result { try escapable() }).get()
         }
     }
 

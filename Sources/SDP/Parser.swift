@@ -304,8 +304,9 @@ extension MediaDescription {
         case "ssrc":
             let f = (value ?? "").split(separator: " ", maxSplits: 1)
             guard f.count == 2, let ssrc = UInt32(f[0]) else { throw line.error("a=ssrc:<ssrc-id 0-4294967295> <attribute>[:<value>]") }
-            let attr = f[1].split(separator: ":", maxSplits: 1)
-            ssrcs.append(SsrcAttribute(ssrc: ssrc, name: String(attr[0]), value: attr.count > 1 ? String(attr[1]) : nil))
+            let attr = f[1].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            guard let attrName = attr.first, !attrName.isEmpty else { throw line.error("an attribute name after the ssrc id") }
+            ssrcs.append(SsrcAttribute(ssrc: ssrc, name: String(attrName), value: attr.count > 1 ? String(attr[1]) : nil))
         case "ssrc-group":
             let f = (value ?? "").split(separator: " ")
             guard f.count >= 2 else { throw line.error("a=ssrc-group:<semantics> <ssrc-id>…") }

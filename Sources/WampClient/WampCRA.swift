@@ -5,12 +5,18 @@ import Foundation
 /// "WAMP Challenge-Response Authentication"): the client proves it knows a
 /// shared secret by signing the router's challenge string with HMAC-SHA256.
 public enum WampCRA {
+    /// The most PBKDF2 iterations accepted from a router's CHALLENGE (Crossbar's
+    /// default is 1000); more would stall the event loop for seconds.
+    public static let maxIterations = 1_000_000
+
     /// The key for a salted secret: PBKDF2-HMAC-SHA256 of `secret` with `salt`,
     /// `iterations` rounds and `keyLength` bytes, base64-encoded. The base64
     /// *text* is then the HMAC key (as autobahn's `derive_key` and Crossbar do).
-    /// Returns nil only if OpenSSL fails.
+    /// Returns nil when `iterations` is outside 1…``maxIterations`` or `keyLength`
+    /// outside 1…1024 bytes (values a router sends; refused rather than trusted), or
+    /// if OpenSSL fails.
     public static func deriveKey(secret: String, salt: String, iterations: Int, keyLength: Int) -> String? {
-        guard iterations > 0, keyLength > 0, keyLength <= 1024 else { return nil }
+        guard (1...maxIterations).contains(iterations), (1...1024).contains(keyLength) else { return nil }
         var out = [UInt8](repeating: 0, count: keyLength)
         let secretBytes = Array(secret.utf8), saltBytes = Array(salt.utf8)
         let ok = secretBytes.withUnsafeBufferPointer { s in

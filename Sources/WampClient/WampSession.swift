@@ -24,6 +24,7 @@ public struct ReconnectPolicy: Sendable, Equatable {
     /// Give up after this many failed attempts (nil: never).
     public var maxAttempts: Int?
 
+    /// A policy; the defaults retry after 250 ms, 500 ms, 1 s … up to 5 s, forever.
     public init(initialDelayMs: Double = 250, maxDelayMs: Double = 5_000, multiplier: Double = 2,
                 jitter: Double = 0.2, maxAttempts: Int? = nil) {
         self.initialDelayMs = initialDelayMs; self.maxDelayMs = maxDelayMs; self.multiplier = multiplier
@@ -32,8 +33,10 @@ public struct ReconnectPolicy: Sendable, Equatable {
 
     /// The delay before attempt `attempt` (0-based), ms, jitter included.
     public func delay(attempt: Int) -> Double {
-        let base = min(maxDelayMs, initialDelayMs * pow(multiplier, Double(attempt)))
-        return max(0, base * (1 + Double.random(in: -jitter...jitter)))
+        let base = min(maxDelayMs, initialDelayMs * pow(max(multiplier, 1), Double(min(attempt, 64))))
+        let spread = min(max(jitter.isFinite ? jitter : 0, 0), 1)
+        let delay = base * (1 + Double.random(in: -spread...spread))
+        return delay.isFinite ? max(0, delay) : maxDelayMs
     }
 }
 
@@ -43,9 +46,11 @@ public struct WampConfiguration: Sendable {
     public var url: String
     /// Realm to join, e.g. "realm1".
     public var realm: String
+    /// How to authenticate (anonymous by default).
     public var auth: WampAuth = .anonymous
     /// TLS: a private CA (PEM) to trust, or no certificate check at all.
     public var caFile: String?
+    /// Accept any server certificate (wss only); off by default.
     public var insecure = false
     /// Time allowed for connect + HELLO … WELCOME, ms.
     public var joinTimeoutMs: UInt32 = 10_000
@@ -58,6 +63,7 @@ public struct WampConfiguration: Sendable {
     /// WebSocket keep-alive ping interval, seconds.
     public var keepaliveSeconds: UInt32 = 20
 
+    /// A configuration for `url` and `realm` with the defaults above.
     public init(url: String, realm: String = "realm1", auth: WampAuth = .anonymous) {
         self.url = url; self.realm = realm; self.auth = auth
     }
@@ -72,29 +78,39 @@ public enum WampStatus: Sendable, Equatable {
     case reconnected(session: UInt64)
     /// A reconnect attempt failed; another follows unless attempts are exhausted.
     case reconnectFailed(attempt: Int, error: WampError)
+    /// After a reconnect, subscribing to or registering `uri` again failed.
+    case restoreFailed(uri: String, error: WampError)
     /// The session ended for good (left, or reconnecting gave up).
     case closed(reason: String)
 }
 
 /// An event received on a subscription (EVENT, WAMP Basic Profile §Publish & Subscribe).
 public struct WampEvent: Sendable, Equatable {
+    /// The router's publication id.
     public var publication: UInt64
+    /// Positional and keyword payload (empty when the publisher sent none).
     public var args: [JSONValue]
     public var kwargs: WampDict
+    /// EVENT details (e.g. `topic` for pattern subscriptions).
     public var details: WampDict
 }
 
 /// Positional and keyword results of a call, or of an invocation handler.
 public struct WampResult: Sendable, Equatable {
+    /// Positional results.
     public var args: [JSONValue]
+    /// Keyword results.
     public var kwargs: WampDict
+    /// A result with the given arguments.
     public init(args: [JSONValue] = [], kwargs: WampDict = [:]) { self.args = args; self.kwargs = kwargs }
 }
 
 /// A call received by a registered procedure (INVOCATION).
 public struct WampInvocation: Sendable, Equatable {
+    /// Positional and keyword arguments of the call.
     public var args: [JSONValue]
     public var kwargs: WampDict
+    /// INVOCATION details from the router.
     public var details: WampDict
 }
 
@@ -136,6 +152,8 @@ public enum WampError: Error, Equatable, CustomStringConvertible {
 }
 
 /// A live subscription: an `AsyncSequence` of ``WampEvent``s that survives reconnects.
+/// One consumer; at most 10 000 unread events are kept (the oldest are dropped);
+/// cancelling the consuming task ends the sequence.
 public final class WampSubscription: AsyncSequence, @unchecked Sendable {
     // `id` is touched on the loop thread only.
     public typealias Element = WampEvent
@@ -151,6 +169,7 @@ public final class WampSubscription: AsyncSequence, @unchecked Sendable {
         (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
     }
 
+    /// The iterator over received events.
     public func makeAsyncIterator() -> AsyncStream<WampEvent>.Iterator { stream.makeAsyncIterator() }
 }
 
@@ -164,10 +183,11 @@ public final class WampSubscription: AsyncSequence, @unchecked Sendable {
 /// re-subscribes and re-registers, and reports it on ``status``.
 public final class WampSession: @unchecked Sendable {
     // Everything mutable below is confined to the loop thread.
+    /// Answers one invocation of a registered procedure.
     public typealias Handler = @Sendable (WampInvocation) async throws -> WampResult
 
     private enum Pending {
-        case subscribe(WampSubscription?, String, (Result<UInt64, WampError>) -> Void)
+        case subscribe([WampSubscription], String, (Result<UInt64, WampError>) -> Void)
         case publish((Result<UInt64?, WampError>) -> Void)
         case call((Result<WampResult, WampError>) -> Void)
         case register(String, Handler, (Result<UInt64, WampError>) -> Void)
@@ -206,6 +226,7 @@ public final class WampSession: @unchecked Sendable {
     private var nextRequest: UInt64 = 1
     private var joined = false
     private var leaving = false
+    private var finished = false
     private var generation = 0
 
     /// The router-assigned session id of the current join (changes on reconnect).
@@ -240,32 +261,66 @@ public final class WampSession: @unchecked Sendable {
         options.keepaliveSeconds = configuration.keepaliveSeconds
         options.maxMessageBytes = configuration.maxMessageBytes
         options.connectTimeoutMs = configuration.joinTimeoutMs
-        let generation = await onLoop { self.generation += 1; return self.generation }
-        let socket: WebSocket
-        do {
-            socket = try await WebSocket.connect(options, loop: loop) { [weak self] event in
-                self?.handle(event, generation: generation)
-            }
-        } catch {
-            throw .connect(error)
-        }
+        let socketOptions = options
         let result: Result<UInt64, WampError> = await withCheckedContinuation { continuation in
-            loop.async { [self] in
-                self.socket = socket
-                self.joinCompletion = { continuation.resume(returning: $0) }
-                self.joinTimer = loop.after(milliseconds: configuration.joinTimeoutMs) { [weak self] in
-                    self?.finishJoin(.failure(.timeout(operation: "HELLO (join \(self?.configuration.realm ?? ""))",
-                                                       milliseconds: self?.configuration.joinTimeoutMs ?? 0)))
-                    socket.close(code: 1000, reason: "join timeout")
-                }
-                send(.hello(realm: configuration.realm, details: helloDetails()))
+            let queued = loop.async { [self] in
+                generation += 1
+                let generation = self.generation
+                joinCompletion = { continuation.resume(returning: $0) }
+                // The socket is set and HELLO sent in the loop turn that opened it, so no
+                // event of the connection can arrive before the join state exists.
+                WebSocket.open(socketOptions, loop: loop, handler: { [weak self] event in
+                    self?.handle(event, generation: generation)
+                }, completion: { [weak self] result in
+                    guard let self else { return }
+                    switch result {
+                    case .failure(let error):
+                        self.finishJoin(.failure(.connect(error)))
+                    case .success(let socket):
+                        guard generation == self.generation, self.joinCompletion != nil else {
+                            socket.close(code: 1000, reason: "no longer needed")
+                            return
+                        }
+                        self.socket = socket
+                        self.joinTimer = self.loop.after(milliseconds: self.configuration.joinTimeoutMs) { [weak self] in
+                            guard let self else { return }
+                            self.failJoin(.timeout(operation: "HELLO (join \(self.configuration.realm))",
+                                                   milliseconds: self.configuration.joinTimeoutMs))
+                        }
+                        self.send(.hello(realm: self.configuration.realm, details: self.helloDetails()))
+                    }
+                })
             }
+            if !queued { continuation.resume(returning: .failure(.notJoined(reason: "event loop stopped"))) }
         }
         _ = try result.get()
     }
 
-    private func onLoop<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
-        await withCheckedContinuation { continuation in loop.async { continuation.resume(returning: body()) } }
+    /// Ends a join attempt with `error`: closes its socket and ignores its later events.
+    private func failJoin(_ error: WampError, closeCode: UInt16 = 1000) {
+        finishJoin(.failure(error))
+        dropSocket(code: closeCode)
+    }
+
+    /// Drops the current transport: closes it and ignores its later events.
+    private func dropSocket(code: UInt16 = 1000, reason: String = "") {
+        socket?.close(code: code, reason: reason)
+        socket = nil
+        generation += 1
+    }
+
+    /// Fails every request in flight with ``WampError/notJoined(reason:)``.
+    private func failPending(_ reason: String) {
+        let failed = pending
+        pending = [:]
+        failed.values.forEach { $0.fail(.notJoined(reason: reason)) }
+    }
+
+    /// The next session-scope request id (WAMP: 1, 2, … wrapping at 2^53).
+    private func takeRequestId() -> UInt64 {
+        let id = nextRequest
+        nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
+        return id
     }
 
     private func helloDetails() -> WampDict {
@@ -315,34 +370,18 @@ public final class WampSession: @unchecked Sendable {
         case .binary:
             violation(WampProtocolError(reason: "binary message on a wamp.2.json transport", message: ""))
         case let .error(code, text):
-            if joinCompletion != nil {
-                finishJoin(.failure(.connectionClosed(code: code ?? 1006, reason: text)))
-                socket?.close(code: code ?? 1011, reason: "")
-                socket = nil
-                self.generation += 1
-                return
-            }
+            if joinCompletion != nil { return failJoin(.connectionClosed(code: code ?? 1006, reason: text), closeCode: code ?? 1011) }
             lost("WebSocket error: \(text)")
         case let .closed(code, reason):
-            if joinCompletion != nil {
-                finishJoin(.failure(.connectionClosed(code: code, reason: reason)))
-                socket = nil
-                self.generation += 1
-                return
-            }
+            if joinCompletion != nil { return failJoin(.connectionClosed(code: code, reason: reason)) }
             lost("WebSocket closed with \(code)" + (reason.isEmpty ? "" : " \(reason)"))
         }
     }
 
     private func violation(_ error: WampProtocolError) {
         send(.abort(details: ["message": .string(error.reason)], reason: "wamp.error.protocol_violation"))
+        if joinCompletion != nil { return failJoin(.protocolViolation(error), closeCode: 1002) }
         socket?.close(code: 1002, reason: "protocol violation")
-        if joinCompletion != nil {
-            finishJoin(.failure(.protocolViolation(error)))
-            socket = nil
-            generation += 1
-            return
-        }
         lost("protocol violation: \(error.reason)")
     }
 
@@ -350,6 +389,10 @@ public final class WampSession: @unchecked Sendable {
         switch message {
         case let .welcome(session, details):
             guard joinCompletion != nil else { return violation(WampProtocolError(reason: "WELCOME while joined", message: message.serialized)) }
+            if leaving {  // left while this (re)join was under way
+                send(.goodbye(details: [:], reason: "wamp.close.close_realm"))
+                return failJoin(.notJoined(reason: "left the session"))
+            }
             sessionId = session
             welcomeDetails = details
             joined = true
@@ -361,10 +404,7 @@ public final class WampSession: @unchecked Sendable {
             let error: WampError = authReasons.contains(reason) || reason.contains("auth")
                 ? .authenticationFailed(reason: reason, message: text) : .aborted(reason: reason, message: text)
             if joinCompletion != nil {
-                finishJoin(.failure(error))
-                socket?.close(code: 1000, reason: "aborted")
-                socket = nil
-                generation += 1
+                failJoin(error)
             } else {
                 lost("router aborted: \(reason)")
             }
@@ -376,16 +416,17 @@ public final class WampSession: @unchecked Sendable {
                 goodbyeCompletion = nil
             } else {
                 send(.goodbye(details: [:], reason: "wamp.close.goodbye_and_out"))
+                socket?.close(code: 1000, reason: "goodbye")
                 lost("router said goodbye: \(reason)")
             }
         case let .error(_, request, _, error, args, kwargs):
             pending.removeValue(forKey: request)?.fail(.application(error: error, args: args ?? [], kwargs: kwargs ?? [:]))
         case let .subscribed(request, subscription):
             guard case let .subscribe(existing, topic, k)? = pending.removeValue(forKey: request) else { return }
-            if let existing {
-                existing.id = subscription
-            } else {
+            if existing.isEmpty {
                 subscriptions.append(WampSubscription(topic: topic, id: subscription))
+            } else {
+                existing.forEach { $0.id = subscription }
             }
             k(.success(subscription))
         case let .published(request, publication):
@@ -432,20 +473,19 @@ public final class WampSession: @unchecked Sendable {
                 let iterations = Int(extra["iterations"]?.intValue ?? 1000)
                 let keyLength = Int(extra["keylen"]?.intValue ?? 32)
                 guard let derived = WampCRA.deriveKey(secret: secret, salt: salt, iterations: iterations, keyLength: keyLength) else {
-                    return finishJoin(.failure(.authenticationFailed(reason: "wampcra", message: "bad salt parameters from the router")))
+                    send(.abort(details: [:], reason: "wamp.error.authentication_failed"))
+                    return failJoin(.authenticationFailed(reason: "wampcra", message:
+                        "refused salt parameters from the router: iterations \(iterations), keylen \(keyLength)"))
                 }
                 key = derived
             }
             guard let signature = WampCRA.sign(challenge: challenge, key: key) else {
-                return finishJoin(.failure(.authenticationFailed(reason: "wampcra", message: "OpenSSL HMAC failed")))
+                return failJoin(.authenticationFailed(reason: "wampcra", message: "OpenSSL HMAC failed"))
             }
             send(.authenticate(signature: signature, extra: [:]))
         default:
             send(.abort(details: [:], reason: "wamp.error.authentication_failed"))
-            socket?.close(code: 1000, reason: "unsupported auth method")
-            finishJoin(.failure(.unsupportedAuthMethod(method)))
-            socket = nil
-            generation += 1
+            failJoin(.unsupportedAuthMethod(method))
         }
     }
 
@@ -454,7 +494,7 @@ public final class WampSession: @unchecked Sendable {
             send(.error(requestType: .invocation, request: request, details: [:], error: "wamp.error.no_such_registration", args: nil, kwargs: nil))
             return
         }
-        let loop = self.loop
+        let loop = self.loop, generation = self.generation
         Task { [weak self] in
             let message: WampMessage
             do {
@@ -466,7 +506,8 @@ public final class WampSession: @unchecked Sendable {
                 message = .error(requestType: .invocation, request: request, details: [:], error: "wamp.error.runtime_error",
                                  args: [.string(String(describing: error))], kwargs: nil)
             }
-            loop.async { [weak self] in self?.send(message) }
+            // A reply to an invocation of an earlier session would confuse the new one.
+            loop.async { [weak self] in if self?.generation == generation { self?.send(message) } }
         }
     }
 
@@ -475,11 +516,8 @@ public final class WampSession: @unchecked Sendable {
     private func lost(_ reason: String) {
         guard joined else { return }
         joined = false
-        socket = nil
-        generation += 1
-        let failed = pending
-        pending = [:]
-        failed.values.forEach { $0.fail(.notJoined(reason: reason)) }
+        dropSocket()
+        failPending(reason)
         if leaving {
             goodbyeCompletion?()
             goodbyeCompletion = nil
@@ -494,19 +532,22 @@ public final class WampSession: @unchecked Sendable {
     }
 
     private func end(_ reason: String) {
+        guard !finished else { return }
+        finished = true
         statusContinuation.yield(.closed(reason: reason))
         statusContinuation.finish()
         subscriptions.forEach { $0.continuation.finish() }
     }
 
     private func scheduleReconnect(attempt: Int, policy: ReconnectPolicy) {
-        loop.after(milliseconds: UInt32(policy.delay(attempt: attempt))) { [weak self] in
+        loop.after(milliseconds: UInt32(min(max(policy.delay(attempt: attempt), 0), 3_600_000))) { [weak self] in
             guard let self, !self.leaving else { return }
-            Task {
+            Task { [weak self] in
                 do throws(WampError) {
-                    try await self.connectAndJoin()
-                    await self.restoreAfterReconnect()
+                    try await self?.connectAndJoin()
+                    await self?.restoreAfterReconnect()
                 } catch {
+                    guard let self else { return }
                     self.loop.async {
                         self.statusContinuation.yield(.reconnectFailed(attempt: attempt + 1, error: error))
                         if let max = policy.maxAttempts, attempt + 1 >= max {
@@ -520,36 +561,32 @@ public final class WampSession: @unchecked Sendable {
         }
     }
 
+    /// Subscribes and registers again what the session had before the drop; what
+    /// fails is reported as ``WampStatus/restoreFailed(uri:error:)``, then
+    /// ``WampStatus/reconnected(session:)`` follows.
     private func restoreAfterReconnect() async {
-        let topics: [WampSubscription] = await onLoopUnchecked { self.subscriptions }
-        for subscription in topics {
-            _ = try? await request(timeoutName: "SUBSCRIBE \(subscription.topic)") { id, k in
-                (.subscribe(request: id, options: [:], topic: subscription.topic), .subscribe(subscription, subscription.topic, k))
+        let topics = loop.sync { subscriptions.map(\.topic) }
+        for topic in Set(topics).sorted() {
+            let again = loop.sync { subscriptions.filter { $0.topic == topic } }
+            do {
+                let _: UInt64 = try await request(timeoutName: "SUBSCRIBE \(topic)") { id, k in
+                    (.subscribe(request: id, options: [:], topic: topic), .subscribe(again, topic, k))
+                }
+            } catch {
+                loop.async { self.statusContinuation.yield(.restoreFailed(uri: topic, error: error)) }
             }
         }
-        let procedures: [(String, Handler)] = await onLoopUnchecked { self.registrations.map { ($0.procedure, $0.handler) } }
+        let procedures = loop.sync { registrations.map { ($0.procedure, $0.handler) } }
         for (procedure, handler) in procedures {
-            _ = try? await request(timeoutName: "REGISTER \(procedure)") { id, k in
-                (.register(request: id, options: [:], procedure: procedure), .register(procedure, handler, k))
+            do {
+                let _: UInt64 = try await request(timeoutName: "REGISTER \(procedure)") { id, k in
+                    (.register(request: id, options: [:], procedure: procedure), .register(procedure, handler, k))
+                }
+            } catch {
+                loop.async { self.statusContinuation.yield(.restoreFailed(uri: procedure, error: error)) }
             }
         }
-        let session = await onLoop { self.sessionId }
-        loop.async { self.statusContinuation.yield(.reconnected(session: session)) }
-    }
-
-    private func onLoopUnchecked<T>(_ body: @escaping () -> T) async -> T {
-        let box = UncheckedBox<T>()
-        let transfer = UncheckedBox<() -> T>()
-        transfer.value = body
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.async {
-                box.value = transfer.value?()
-                continuation.resume()
-            }
-        }
-        // `body` always runs before the continuation resumes.
-        guard let value = box.value else { return body() }
-        return value
+        loop.async { self.statusContinuation.yield(.reconnected(session: self.sessionId)) }
     }
 
     // MARK: requests
@@ -561,13 +598,12 @@ public final class WampSession: @unchecked Sendable {
         async throws(WampError) -> T {
         let timeout = configuration.requestTimeoutMs
         let result: Result<T, WampError> = await withCheckedContinuation { continuation in
-            loop.async { [self] in
+            let queued = loop.async { [self] in
                 guard joined else {
                     continuation.resume(returning: .failure(.notJoined(reason: leaving ? "left the session" : "reconnecting")))
                     return
                 }
-                let id = nextRequest
-                nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
+                let id = takeRequestId()
                 let once = Once(continuation)
                 var timer: UInt32 = 0
                 let (message, entry) = build(id) { result in
@@ -581,6 +617,7 @@ public final class WampSession: @unchecked Sendable {
                 }
                 send(message)
             }
+            if !queued { continuation.resume(returning: .failure(.notJoined(reason: "event loop stopped"))) }
         }
         return try result.get()
     }
@@ -590,20 +627,22 @@ public final class WampSession: @unchecked Sendable {
     ///   (e.g. `wamp.error.not_authorized`), ``WampError/notJoined(reason:)``, timeout.
     public func subscribe(_ topic: String) async throws(WampError) -> WampSubscription {
         let id: UInt64 = try await request(timeoutName: "SUBSCRIBE \(topic)") { id, k in
-            (.subscribe(request: id, options: [:], topic: topic), .subscribe(nil, topic, k))
+            (.subscribe(request: id, options: [:], topic: topic), .subscribe([], topic, k))
         }
-        let found: WampSubscription? = await onLoopUnchecked { self.subscriptions.last { $0.id == id && $0.topic == topic } }
+        let found = loop.sync { subscriptions.last { $0.id == id && $0.topic == topic } }
         guard let found else { throw .notJoined(reason: "subscription \(id) vanished") }
         return found
     }
 
-    /// Ends a subscription: UNSUBSCRIBE, and its event sequence finishes.
+    /// Ends a subscription: its event sequence finishes, and UNSUBSCRIBE goes to the
+    /// router once no other subscription of this session shares the router's id.
     public func unsubscribe(_ subscription: WampSubscription) async throws(WampError) {
-        let sid: UInt64 = await onLoopUnchecked {
-            self.subscriptions.removeAll { $0 === subscription }
+        let (sid, shared) = loop.sync {
+            subscriptions.removeAll { $0 === subscription }
             subscription.continuation.finish()
-            return subscription.id
+            return (subscription.id, subscriptions.contains { $0.id == subscription.id })
         }
+        guard !shared else { return }
         let _: Void = try await request(timeoutName: "UNSUBSCRIBE \(subscription.topic)") { id, k in
             (.unsubscribe(request: id, subscription: sid), .unsubscribe(k))
         }
@@ -625,11 +664,9 @@ public final class WampSession: @unchecked Sendable {
         if acknowledge {
             return try await request(timeoutName: "PUBLISH \(topic)") { id, k in (message(id), .publish(k)) }
         }
-        let sent: Bool = await onLoop { [self] in
+        let sent: Bool = loop.sync {
             guard joined else { return false }
-            let id = nextRequest
-            nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
-            send(message(id))
+            send(message(takeRequestId()))
             return true
         }
         guard sent else { throw .notJoined(reason: "cannot publish to \(topic)") }
@@ -661,45 +698,37 @@ public final class WampSession: @unchecked Sendable {
     /// closes the WebSocket. No reconnect follows. Idempotent.
     public func leave(reason: String = "wamp.close.close_realm") async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            loop.async { [self] in
+            let queued = loop.async { [self] in
                 guard !leaving else { continuation.resume(); return }
                 leaving = true
-                guard joined else { end("left"); continuation.resume(); return }
-                let once = OnceVoid(continuation)
-                goodbyeCompletion = { once.resume() }
+                guard joined else { continuation.resume(); return }
+                let once = Once(continuation)
+                goodbyeCompletion = { once.resume(()) }
                 send(.goodbye(details: [:], reason: reason))
-                loop.after(milliseconds: 2_000) { once.resume() }
+                loop.after(milliseconds: 2_000) { once.resume(()) }
             }
+            if !queued { continuation.resume() }
         }
-        await onLoop { [self] in
+        loop.sync {
             joined = false
-            socket?.close(code: 1000, reason: "goodbye")
-            socket = nil
-            generation += 1
-            let failed = pending
-            pending = [:]
-            failed.values.forEach { $0.fail(.notJoined(reason: "left the session")) }
+            dropSocket(code: 1000, reason: "goodbye")
+            failPending("left the session")
             end("left")
         }
+    }
+
+    deinit {
+        // An abandoned session closes its transport (the socket holds no reference to us).
+        socket?.close(code: 1001, reason: "going away")
     }
 }
 
 /// Resumes a continuation once; later calls are ignored (answer vs. timeout races).
-private final class Once<T: Sendable>: @unchecked Sendable {
-    private var continuation: CheckedContinuation<Result<T, WampError>, Never>?
-    init(_ c: CheckedContinuation<Result<T, WampError>, Never>) { continuation = c }
-    func resume(_ result: Result<T, WampError>) {
-        continuation?.resume(returning: result)
+private final class Once<Value: Sendable>: @unchecked Sendable {  // used on the loop thread only
+    private var continuation: CheckedContinuation<Value, Never>?
+    init(_ c: CheckedContinuation<Value, Never>) { continuation = c }
+    func resume(_ value: Value) {
+        continuation?.resume(returning: value)
         continuation = nil
     }
-}
-
-private final class OnceVoid: @unchecked Sendable {
-    private var continuation: CheckedContinuation<Void, Never>?
-    init(_ c: CheckedContinuation<Void, Never>) { continuation = c }
-    func resume() { continuation?.resume(); continuation = nil }
-}
-
-private final class UncheckedBox<T>: @unchecked Sendable {
-    var value: T?
 }

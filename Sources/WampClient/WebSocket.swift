@@ -32,6 +32,7 @@ public final class WebSocket: @unchecked Sendable {
         /// Time allowed for TCP, TLS and the HTTP upgrade together, milliseconds.
         public var connectTimeoutMs: UInt32 = 10_000
 
+        /// Options for `url` with the defaults above.
         public init(url: String) { self.url = url }
     }
 
@@ -63,10 +64,11 @@ public final class WebSocket: @unchecked Sendable {
     private init(loop: EventLoop) { self.loop = loop }
 
     deinit {
-        // Last reference: release the C objects (they hold no reference back to us).
-        if let connection { g_object_unref(UnsafeMutableRawPointer(connection)) }
-        if let message { g_object_unref(UnsafeMutableRawPointer(message)) }
-        if let session { g_object_unref(UnsafeMutableRawPointer(session)) }
+        // Last reference: release the C objects on the loop thread, where libsoup lives.
+        let objects = GObjects([connection.map { UnsafeMutableRawPointer($0) }, message.map { UnsafeMutableRawPointer($0) },
+                                session.map { UnsafeMutableRawPointer($0) }].compactMap { $0 })
+        let queued = loop.async { objects.unref() }
+        if !queued { objects.unref() }
     }
 
     /// Opens a connection and completes the HTTP upgrade.
@@ -76,11 +78,23 @@ public final class WebSocket: @unchecked Sendable {
     ///   the server not choosing our subprotocol, or no answer within the timeout.
     public static func connect(_ options: Options, loop: EventLoop = .shared,
                                handler: @escaping @Sendable (Event) -> Void) async throws(WebSocketError) -> WebSocket {
-        let socket = WebSocket(loop: loop)
         let result: Result<WebSocket, WebSocketError> = await withCheckedContinuation { continuation in
-            loop.async { socket.start(options, handler: handler) { continuation.resume(returning: $0) } }
+            let queued = loop.async {
+                open(options, loop: loop, handler: handler) { continuation.resume(returning: $0) }
+            }
+            if !queued { continuation.resume(returning: .failure(.failed(url: options.url, reason: "event loop stopped"))) }
         }
         return try result.get()
+    }
+
+    /// Opens a connection from the loop thread: `completion` runs on the loop thread
+    /// once the upgrade succeeded or failed, before any ``Event`` of the connection is
+    /// delivered, so a caller can set up its state (and send its first message) in
+    /// the same loop turn. Errors as in ``connect(_:loop:handler:)``.
+    public static func open(_ options: Options, loop: EventLoop = .shared,
+                            handler: @escaping @Sendable (Event) -> Void,
+                            completion: @escaping (Result<WebSocket, WebSocketError>) -> Void) {
+        WebSocket(loop: loop).start(options, handler: handler, finish: completion)
     }
 
     /// Pending connect attempt: the continuation, the timer and the options.
@@ -112,7 +126,7 @@ public final class WebSocket: @unchecked Sendable {
         if let caFile = options.caFile {
             var error: UnsafeMutablePointer<GError>?
             guard let database = g_tls_file_database_new(caFile, &error) else {
-                finish(.failure(.tls("cannot load CA file \(caFile): \(consume(error))"))); return
+                finish(.failure(.tls("cannot load CA file \(caFile): \(GErrorInfo(consuming: error).message)"))); return
             }
             soup_session_set_tls_database(session, database)
             g_object_unref(UnsafeMutableRawPointer(database))
@@ -162,22 +176,20 @@ public final class WebSocket: @unchecked Sendable {
 
     private func classify(_ error: UnsafeMutablePointer<GError>?, _ attempt: Attempt) -> WebSocketError {
         let url = attempt.options.url
+        let info = GErrorInfo(consuming: error)
         if attempt.timedOut { return .timeout(url: url, milliseconds: attempt.options.connectTimeoutMs) }
-        guard let error else { return .failed(url: url, reason: "unknown error") }
-        let text = consume(error)
-        let domain = error.pointee.domain, code = error.pointee.code
-        if domain == g_io_error_quark() && code == Int32(G_IO_ERROR_CONNECTION_REFUSED.rawValue) {
-            return .refused(url: url, reason: text)
+        if info.domain == g_io_error_quark() && info.code == Int32(G_IO_ERROR_CONNECTION_REFUSED.rawValue) {
+            return .refused(url: url, reason: info.message)
         }
-        if domain == g_tls_error_quark() { return .tls(text) }
-        if let message, domain == soup_websocket_error_quark() {
+        if info.domain == g_tls_error_quark() { return .tls(info.message) }
+        if let message, info.domain == soup_websocket_error_quark() {
             let status = Int(soup_message_get_status(message).rawValue)
             if status != 101 && status != 0 {
                 let phrase = soup_message_get_reason_phrase(message).map { String(cString: $0) } ?? ""
                 return .httpStatus(url: url, status: status, reason: phrase)
             }
         }
-        return .failed(url: url, reason: text)
+        return .failed(url: url, reason: info.message)
     }
 
     private func connectSignals(_ conn: OpaquePointer) {
@@ -249,10 +261,26 @@ public final class WebSocket: @unchecked Sendable {
     }
 }
 
-/// Frees a GError and returns its message.
-private func consume(_ error: UnsafeMutablePointer<GError>?) -> String {
-    guard let error else { return "unknown error" }
-    return error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+/// A GError's domain, code and message, copied out; the GError is freed.
+struct GErrorInfo {
+    var domain: GQuark = 0
+    var code: Int32 = 0
+    var message = "unknown error"
+
+    init(consuming error: UnsafeMutablePointer<GError>?) {
+        guard let error else { return }
+        domain = error.pointee.domain
+        code = error.pointee.code
+        message = error.pointee.message.map { String(cString: $0) } ?? "unknown error"
+        g_error_free(error)
+    }
+}
+
+/// GObjects to unref together on the loop thread.
+private struct GObjects: @unchecked Sendable {
+    let pointers: [UnsafeMutableRawPointer]
+    init(_ pointers: [UnsafeMutableRawPointer]) { self.pointers = pointers }
+    func unref() { pointers.forEach { g_object_unref($0) } }
 }
 
 /// Why a WebSocket connection could not be opened.

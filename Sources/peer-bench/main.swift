@@ -13,6 +13,10 @@ struct Bench {
         switch arguments.first {
         case "wamp":
             let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000
+            guard count >= 1 else {
+                FileHandle.standardError.write(Data("peer-bench: ROUND_TRIPS must be a whole number ≥ 1\n".utf8))
+                exit(2)
+            }
             await wampRoundTrips(count: count)
         default:
             FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS]\n".utf8))

@@ -135,7 +135,7 @@ func exchange(_ a: Peer, _ b: Peer, count: Int) async {
         #expect(await a.waitGathered())
         a.agent.setRemoteCredentials(ufrag: "ABCD", pwd: "0123456789012345678901")
         // A port where nothing answers.
-        let port = try UDPPortNobodyListensOn.pick()
+        let port = try TakenPort.unused(type: SOCK_DGRAM)
         try a.agent.addRemoteCandidate(try Candidate(parsing: "candidate:1 1 udp 2130706431 127.0.0.1 \(port) typ host"))
         a.agent.endOfRemoteCandidates()
         let start = Date()
@@ -167,21 +167,5 @@ func exchange(_ a: Peer, _ b: Peer, count: Int) async {
         #expect(throws: IceError.remoteCandidate(candidate: c.sdpValue, reason: "\(c.address) does not resolve")) {
             try a.agent.addRemoteCandidate(c)
         }
-    }
-}
-
-enum UDPPortNobodyListensOn {
-    static func pick() throws -> UInt16 {
-        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { throw POSIXError(.EADDRINUSE) }
-        return UInt16(bigEndian: addr.sin_port)
     }
 }

@@ -96,28 +96,3 @@ import Glibc
         }
     }
 }
-
-/// A socket bound to a free port on 127.0.0.1 (and listening, for TCP) for the
-/// life of the value: makes the port "taken".
-final class TakenPort {
-    let fd: Int32
-    let port: UInt16
-
-    init(type: __socket_type) throws {
-        let fd = socket(AF_INET, Int32(type.rawValue), 0)
-        guard fd >= 0 else { throw POSIXError(.EIO) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { close(fd); throw POSIXError(.EADDRINUSE) }
-        if type == SOCK_STREAM { listen(fd, 1) }
-        self.fd = fd
-        port = UInt16(bigEndian: addr.sin_port)
-    }
-
-    deinit { close(fd) }
-}

@@ -127,6 +127,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         BadInput(name: "unknown setup role", text: sdp(replacing("a=setup", with: "a=setup:client")), line: 15, expected: "a=setup:actpass|active|passive|holdconn"),
         BadInput(name: "extmap id 300", text: sdp(replacing("a=extmap:", with: "a=extmap:300 urn:x")), line: 17, expected: "extmap id 1-255"),
         BadInput(name: "ssrc not a number", text: sdp(replacing("a=ssrc:1001", with: "a=ssrc:abc cname:x")), line: 25, expected: "a=ssrc:<ssrc-id"),
+        BadInput(name: "ssrc attribute without a name", text: sdp(replacing("a=ssrc:1001", with: "a=ssrc:1 :")), line: 25, expected: "an attribute name after the ssrc id"),
         BadInput(name: "ssrc-group with a bad id", text: sdp(replacing("a=ssrc-group", with: "a=ssrc-group:FID 2001 x")), line: 41, expected: "ssrc ids"),
         BadInput(name: "a line that is not type=value", text: sdp(inserting("hello world", after: "s=")), line: 4, expected: "<letter a-z>=<value>"),
         BadInput(name: "upper-case line type", text: sdp(inserting("A=rtcp-mux", after: "s=")), line: 4, expected: "<letter a-z>=<value>"),

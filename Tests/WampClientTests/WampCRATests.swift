@@ -17,6 +17,9 @@ import Testing
         #expect(bytes.map { String(format: "%02x", $0) }.joined()
                 == "55ac046e56e3089fec1691c22544b605f94185216dde0465e68b9d57c20dacbc49ca9cccf179b645991664b39d77ef317c71b845b1e30bd509112041d3a19783")
         #expect(WampCRA.deriveKey(secret: "x", salt: "y", iterations: 0, keyLength: 32) == nil)
+        // A hostile router's huge iteration count is refused, not trapped on or obeyed.
+        #expect(WampCRA.deriveKey(secret: "x", salt: "y", iterations: Int(Int32.max) + 1, keyLength: 32) == nil)
+        #expect(WampCRA.deriveKey(secret: "x", salt: "y", iterations: 1000, keyLength: 4096) == nil)
     }
 }
 

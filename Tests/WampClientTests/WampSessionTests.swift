@@ -126,7 +126,7 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
             guard case .aborted(let reason, _) = error else { Issue.record("\(error)"); return }
             #expect(reason == "wamp.error.no_such_realm")
         }
-        let port = try TakenPortNumber.free()
+        let port = try TakenPort.unused()
         let start = Date()
         do {
             _ = try await WampSession.join(.init(url: "ws://127.0.0.1:\(port)/ws"))
@@ -142,10 +142,12 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
     }
 }
 
-/// The hostile WebSocket server of Support/hostile_ws.py, started once per test.
-final class HostileServer {
+/// The hostile WebSocket server of Support/hostile_ws.py, one per test, stopped by pid.
+final class HostileServer: @unchecked Sendable {
     let process = Process()
     let port: Int
+    private let lock = NSLock()
+    private var output: [String] = []
 
     init() throws {
         let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Support/hostile_ws.py").path
@@ -154,13 +156,34 @@ final class HostileServer {
         let out = Pipe()
         process.standardOutput = out
         try process.run()
+        let reader = out.fileHandleForReading
         var line = Data()
-        while let byte = try out.fileHandleForReading.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
+        while let byte = try reader.read(upToCount: 1), !byte.isEmpty, byte != Data("\n".utf8) { line += byte }
         guard let port = Int(String(decoding: line, as: UTF8.self)) else { process.terminate(); throw POSIXError(.EIO) }
         self.port = port
+        // Collect the server's report of what the client sent, in the background.
+        Thread { [weak self] in
+            while case let data = reader.availableData, !data.isEmpty {  // blocks until some bytes or EOF
+                let text = String(decoding: data, as: UTF8.self)
+                self?.lock.withLock { self?.output.append(text) }
+            }
+        }.start()
     }
 
     func url(_ path: String) -> String { "ws://127.0.0.1:\(port)/\(path)" }
+
+    /// What the server has reported so far.
+    var reported: String { lock.withLock { output.joined() } }
+
+    /// Waits up to `seconds` for the server to report a message from the client containing `text`.
+    func clientSent(_ text: String, within seconds: Double = 3) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if lock.withLock({ output.joined().contains(text) }) { return true }
+            try? await Task.sleep(nanoseconds: 20_000_000)
+        }
+        return false
+    }
 
     deinit {
         kill(process.processIdentifier, SIGKILL)
@@ -187,6 +210,9 @@ final class HostileServer {
         let start = Date()
         guard case .protocolViolation(let e)? = await join(server, "nonjson") else { Issue.record("nonjson"); return }
         #expect(e.reason.lowercased().contains("json"), "\(e)")
+        // The spec's answer to a protocol violation: ABORT, then close.
+        #expect(await server.clientSent("got nonjson [3,"), "\(server.reported)")
+        #expect(await server.clientSent("wamp.error.protocol_violation"))
         guard case .protocolViolation(let e2)? = await join(server, "arity") else { Issue.record("arity"); return }
         #expect(e2.message.contains("[2"), "\(e2)")
         guard case .protocolViolation(let e3)? = await join(server, "negative-id") else { Issue.record("negative-id"); return }
@@ -197,11 +223,14 @@ final class HostileServer {
         guard case .connectionClosed(let code, let reason)? = huge else { Issue.record("huge: \(String(describing: huge))"); return }
         #expect(code == 1009, "\(reason)")
         let mid = await join(server, "midhandshake")
-        guard case .connect? = mid else { Issue.record("midhandshake: \(String(describing: mid))"); return }
+        guard case .connect(.failed(let url, _))? = mid else { Issue.record("midhandshake: \(String(describing: mid))"); return }
+        #expect(url == server.url("midhandshake"))
+        let noProtocol = await join(server, "nosubprotocol")
+        #expect(noProtocol == .connect(.subprotocolRefused(offered: ["wamp.2.json"], selected: nil)), "\(String(describing: noProtocol))")
         #expect(Date().timeIntervalSince(start) < 20, "no hang")
     }
 
-    @Test func aBrokenMessageAfterJoiningIsReportedAndTheSessionGoesOn() async throws {
+    @Test func aBrokenMessageAfterJoiningIsAnsweredWithAbortAndReportedAsADisconnect() async throws {
         let server = try HostileServer()
         var config = WampConfiguration(url: server.url("welcome-then-garbage"))
         config.reconnect = nil
@@ -210,6 +239,7 @@ final class HostileServer {
         let status = await next(session.status, within: 5)
         guard case .disconnected(let reason)? = status else { Issue.record("\(String(describing: status))"); return }
         #expect(reason.contains("protocol violation"), "\(reason)")
+        #expect(await server.clientSent("got welcome-then-garbage [3,"))
         await session.leave()
     }
 }

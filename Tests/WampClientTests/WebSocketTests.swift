@@ -38,7 +38,7 @@ final class EventInbox: @unchecked Sendable {
     }
 
     @Test func refusedAndInvalidURLAreTyped() async throws {
-        let port = try TakenPortNumber.free()
+        let port = try TakenPort.unused()
         let url = "ws://127.0.0.1:\(port)/ws"
         do {
             _ = try await WebSocket.connect(.init(url: url)) { _ in }
@@ -66,22 +66,5 @@ final class EventInbox: @unchecked Sendable {
             default: Issue.record("unexpected \(error)")
             }
         }
-    }
-}
-
-/// A TCP port on 127.0.0.1 with nothing listening (bound, read, released).
-enum TakenPortNumber {
-    static func free() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        defer { close(fd) }
-        var addr = sockaddr_in()
-        addr.sin_family = sa_family_t(AF_INET)
-        addr.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var len = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let ok = withUnsafeMutablePointer(to: &addr) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, len) == 0 && getsockname(fd, $0, &len) == 0 }
-        }
-        guard ok else { throw POSIXError(.EADDRINUSE) }
-        return Int(UInt16(bigEndian: addr.sin_port))
     }
 }

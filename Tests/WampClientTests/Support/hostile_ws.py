@@ -10,8 +10,11 @@ request path, misbehaves right after the client's first message (its HELLO):
   /huge          sends a 2 MiB text message (the client's limit is lower)
   /midhandshake  closes the TCP connection in the middle of the HTTP upgrade
   /binary        sends a binary frame
+  /nosubprotocol completes the upgrade without choosing a subprotocol
   /welcome-then-garbage  sends a valid WELCOME, then a message of unknown type 99
 
+Every message the client sends after the misbehaviour is printed on stdout as
+`got PATH MESSAGE` (so a test can check the client answered with ABORT).
 Stdlib only; one thread per connection; runs until killed (the test stops it by pid).
 """
 import base64, hashlib, socket, struct, sys, threading
@@ -61,8 +64,9 @@ def serve(conn):
             conn.sendall(b"HTTP/1.1 101 Switching Protocols\r\nUpgrade: websock")
             return
         accept = base64.b64encode(hashlib.sha1(headers.get("sec-websocket-key", "").encode() + GUID).digest()).decode()
+        protocol = "" if path == "/nosubprotocol" else "Sec-WebSocket-Protocol: wamp.2.json\r\n"
         conn.sendall(("HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                      f"Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: wamp.2.json\r\n\r\n").encode())
+                      f"Sec-WebSocket-Accept: {accept}\r\n{protocol}\r\n").encode())
         if read_frame(conn) is None:  # the HELLO
             return
         if path == "/nonjson":
@@ -78,8 +82,8 @@ def serve(conn):
         elif path == "/welcome-then-garbage":
             conn.sendall(frame(b'[2, 1234, {"roles": {"broker": {}}}]'))
             conn.sendall(frame(b"[99, 1]"))
-        while read_frame(conn) is not None:  # wait for the client to give up
-            pass
+        while (message := read_frame(conn)) is not None:  # report what the client says, until it gives up
+            print(f"got {path[1:]} {message.decode('utf-8', 'replace')}", flush=True)
     except OSError:
         pass
     finally:

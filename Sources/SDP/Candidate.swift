@@ -85,6 +85,7 @@ public struct Candidate: Equatable, Sendable, Codable {
         let f = body.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
         guard f.count >= 8 else { throw CandidateError(field: "candidate", value: text, expected: "at least 8 fields: foundation component transport priority address port typ type") }
         guard !f[0].isEmpty, f[0].count <= 32 else { throw CandidateError(field: "foundation", value: f[0], expected: "1-32 ice-chars") }
+        // RFC 8839 §5.1: foundation is 1*32ice-char; longer ones (seen from no stack) are refused.
         guard let component = Int(f[1]), (1...256).contains(component) else {
             throw CandidateError(field: "component", value: f[1], expected: "a number 1-256")
         }

@@ -144,7 +144,16 @@ func exchange(_ a: Peer, _ b: Peer, count: Int) async {
         #expect(!a.states.contains(.connected))
     }
 
+    /// Names of this process's threads that GLib or libnice started (not Swift's pool).
+    static func glibThreads() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+            .filter { $0.hasPrefix("g") || $0.hasPrefix("pool") || $0.contains("nice") }
+    }
+
     @Test func closeReportsClosedAndReleasesItsSockets() async throws {
+        let threadsBefore = Self.glibThreads()
         let before = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
         for _ in 0..<5 {
             let a = try Peer.loopback(controlling: true)
@@ -158,6 +167,8 @@ func exchange(_ a: Peer, _ b: Peer, count: Int) async {
         try? await Task.sleep(nanoseconds: 200_000_000)
         let after = try FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd").count
         #expect(after <= before + 1, "fds before \(before), after \(after)")
+        let threadsAfter = Self.glibThreads()
+        #expect(threadsAfter.count <= threadsBefore.count, "GLib threads before \(threadsBefore), after \(threadsAfter)")
     }
 
     @Test func unresolvableMdnsCandidateIsRefusedWithItsReason() throws {

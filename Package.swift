@@ -41,6 +41,7 @@ let package = Package(
                 dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
         .executableTarget(name: "peer-bench", dependencies: ["WampClient"]),
+        .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
 
         // Test support: the real router and STUN/TURN server, started through
         // scripts/services (one implementation for tests, demo and benchmarks).

@@ -180,3 +180,46 @@ func exchange(_ a: Peer, _ b: Peer, count: Int) async {
         }
     }
 }
+
+@Suite struct IceRestartTests {
+    /// ICE restart (RFC 8445 §9): new credentials on both sides, candidates exchanged
+    /// again, and the pair connects and carries datagrams again.
+    @Test func restartGivesNewCredentialsAndReconnects() async throws {
+        let a = try Peer.loopback(controlling: true, trickle: false)
+        let b = try Peer.loopback(controlling: false, trickle: false)
+        defer { a.agent.close(); b.agent.close() }
+        func connect() async throws {
+            try a.agent.gather()
+            try b.agent.gather()
+            #expect(await a.wait(10) { $0.filter { $0 == .gatheringComplete }.count >= 1 })
+            #expect(await b.wait(10) { $0.filter { $0 == .gatheringComplete }.count >= 1 })
+            a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+            b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+            for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+            for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        }
+        try await connect()
+        #expect(await a.waitState(.connected))
+        let (oldUfrag, oldPwd) = (a.agent.localUfrag, a.agent.localPwd)
+        let eventsBefore = a.lock.withLock { a.events.count }
+        let (newUfrag, newPwd) = a.agent.restart()
+        _ = b.agent.restart()
+        #expect(newUfrag != oldUfrag && newPwd != oldPwd)
+        #expect(a.agent.localUfrag == newUfrag)
+        a.lock.withLock { a.received.removeAll() }
+        b.lock.withLock { b.received.removeAll() }
+        // Candidates are gathered again for the new generation; pass only the new ones.
+        let seenA = a.candidates.count, seenB = b.candidates.count
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates.prefix(seenB) { try? a.agent.addRemoteCandidate(c) }
+        for c in a.candidates.prefix(seenA) { try? b.agent.addRemoteCandidate(c) }
+        // After the restart the agent checks again and connects again.
+        #expect(await a.wait(10) { events in
+            let after = events.dropFirst(eventsBefore)
+            guard let checking = after.firstIndex(of: .state(.checking)) else { return false }
+            return after[checking...].contains(.state(.connected))
+        }, "\(a.states)")
+        await exchange(a, b, count: 100)
+    }
+}

@@ -226,6 +226,10 @@ extension MediaDescription {
             for fmt in formats where Int(fmt).map({ !(0...127).contains($0) }) ?? true {
                 throw line.error("RTP payload types 0-127 as formats, not \"\(fmt)\"")
             }
+            var seen: Set<String> = []
+            for fmt in formats where !seen.insert(fmt).inserted {
+                throw line.error("each payload type once on the m= line (\(fmt) is repeated)")
+            }
         }
     }
 

@@ -190,7 +190,8 @@ public final class IceAgent: @unchecked Sendable {
         g_object_unref(UnsafeMutableRawPointer(agent))
     }
 
-    private func setUp() {
+    /// Copies libnice's local ufrag and pwd of the stream (loop thread).
+    private func readLocalCredentials() {
         var ufrag: UnsafeMutablePointer<gchar>?, pwd: UnsafeMutablePointer<gchar>?
         if nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd) != 0 {
             localUfrag = ufrag.map { String(cString: $0) } ?? ""
@@ -198,6 +199,10 @@ public final class IceAgent: @unchecked Sendable {
         }
         g_free(ufrag)
         g_free(pwd)
+    }
+
+    private func setUp() {
+        readLocalCredentials()
         // The signal handlers and the receive callback hold one reference to us,
         // dropped in close().
         let me = Unmanaged.passRetained(self)
@@ -357,13 +362,7 @@ public final class IceAgent: @unchecked Sendable {
     public func restart() -> (ufrag: String, pwd: String) {
         loop.sync {
             _ = nice_agent_restart_stream(agent, streamId)
-            var ufrag: UnsafeMutablePointer<gchar>?, pwd: UnsafeMutablePointer<gchar>?
-            if nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd) != 0 {
-                localUfrag = ufrag.map { String(cString: $0) } ?? ""
-                localPwd = pwd.map { String(cString: $0) } ?? ""
-            }
-            g_free(ufrag)
-            g_free(pwd)
+            readLocalCredentials()
             wasConnected = false
             checkingTimer = 0
             return (localUfrag, localPwd)

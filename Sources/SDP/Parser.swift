@@ -88,14 +88,48 @@ extension SessionDescription {
             guard let semantic = f.first else { throw line.error("a=msid-semantic:<semantic> [<id>…]") }
             msidSemantic = MsidSemantic(semantic: semantic, identifiers: Array(f.dropFirst()))
         case "ice-lite": iceLite = true
+        case "ice-ufrag", "ice-pwd", "ice-options", "fingerprint", "setup":
+            try transport.apply(name, value, line)
+        case "extmap": extmaps.append(try Extmap(line))
+        default: otherAttributes.append(Attribute(name: name, value: value))
+        }
+    }
+}
+
+/// The attributes that may stand at session or media level alike (RFC 8839 §5.4,
+/// §5.6; RFC 8122 §5; RFC 4145 §4): one parser for both.
+struct TransportAttributes {
+    var iceUfrag: String?
+    var icePwd: String?
+    var iceOptions: [String]
+    var fingerprints: [Fingerprint]
+    var setup: Setup?
+
+    mutating func apply(_ name: String, _ value: String?, _ line: SDPLine) throws(SDPError) {
+        switch name {
         case "ice-ufrag": iceUfrag = try nonEmpty(value, line, "a=ice-ufrag:<ufrag>")
         case "ice-pwd": icePwd = try nonEmpty(value, line, "a=ice-pwd:<pwd>")
         case "ice-options": iceOptions = (value ?? "").split(separator: " ").map(String.init)
         case "fingerprint": fingerprints.append(try Fingerprint(line))
         case "setup": setup = try Setup(line)
-        case "extmap": extmaps.append(try Extmap(line))
-        default: otherAttributes.append(Attribute(name: name, value: value))
+        default: break
         }
+    }
+}
+
+extension SessionDescription {
+    /// Session-level ICE and DTLS attributes, read and written as one.
+    var transport: TransportAttributes {
+        get { TransportAttributes(iceUfrag: iceUfrag, icePwd: icePwd, iceOptions: iceOptions, fingerprints: fingerprints, setup: setup) }
+        set { (iceUfrag, icePwd, iceOptions, fingerprints, setup) = (newValue.iceUfrag, newValue.icePwd, newValue.iceOptions, newValue.fingerprints, newValue.setup) }
+    }
+}
+
+extension MediaDescription {
+    /// Media-level ICE and DTLS attributes, read and written as one.
+    var transport: TransportAttributes {
+        get { TransportAttributes(iceUfrag: iceUfrag, icePwd: icePwd, iceOptions: iceOptions, fingerprints: fingerprints, setup: setup) }
+        set { (iceUfrag, icePwd, iceOptions, fingerprints, setup) = (newValue.iceUfrag, newValue.icePwd, newValue.iceOptions, newValue.fingerprints, newValue.setup) }
     }
 }
 
@@ -269,11 +303,8 @@ extension MediaDescription {
         case "rtcp-mux": rtcpMux = true
         case "rtcp-mux-only": rtcpMuxOnly = true
         case "rtcp-rsize": rtcpRsize = true
-        case "ice-ufrag": iceUfrag = try nonEmpty(value, line, "a=ice-ufrag:<ufrag>")
-        case "ice-pwd": icePwd = try nonEmpty(value, line, "a=ice-pwd:<pwd>")
-        case "ice-options": iceOptions = (value ?? "").split(separator: " ").map(String.init)
-        case "fingerprint": fingerprints.append(try Fingerprint(line))
-        case "setup": setup = try Setup(line)
+        case "ice-ufrag", "ice-pwd", "ice-options", "fingerprint", "setup":
+            try transport.apply(name, value, line)
         case "candidate":
             do { candidates.append(try Candidate(parsing: line.value)) } catch { throw line.error(error.description) }
         case "end-of-candidates": endOfCandidates = true

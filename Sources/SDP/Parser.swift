@@ -257,7 +257,8 @@ extension MediaDescription {
             portCount = count
         }
         if isRTP {
-            for fmt in formats where Int(fmt).map({ !(0...127).contains($0) }) ?? true {
+            // Plain decimal only: "00" or "+0" would name payload type 0 a second way.
+            for fmt in formats where Int(fmt).map({ !(0...127).contains($0) || String($0) != fmt }) ?? true {
                 throw line.error("RTP payload types 0-127 as formats, not \"\(fmt)\"")
             }
             var seen: Set<String> = []

@@ -117,6 +117,7 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         BadInput(name: "m= without formats or proto", text: sdp(replacing("m=audio", with: "m=audio 9")), line: 8, expected: "m=<media> <port> <proto>"),
         BadInput(name: "payload type 200 on an RTP m= line", text: sdp(replacing("m=audio", with: "m=audio 9 UDP/TLS/RTP/SAVPF 200")), line: 8, expected: "payload types 0-127"),
         BadInput(name: "payload type listed twice (found by the fuzzer)", text: sdp(replacing("m=audio", with: "m=audio 9 UDP/TLS/RTP/SAVPF 111 111")), line: 8, expected: "each payload type once"),
+        BadInput(name: "payload type 0 written as 00", text: sdp(replacing("m=audio", with: "m=audio 9 UDP/TLS/RTP/SAVPF 111 0 00")), line: 8, expected: "payload types 0-127 as formats, not \"00\""),
         BadInput(name: "duplicate mid", text: sdp(replacing("a=mid:1", with: "a=mid:0")), line: 32, expected: "a mid not used by an earlier m= section"),
         BadInput(name: "fingerprint without algorithm", text: sdp(replacing("a=fingerprint", with: "a=fingerprint:" + (0..<32).map { _ in "AB" }.joined(separator: ":"))), line: 14, expected: "a=fingerprint:<hash-function>"),
         BadInput(name: "fingerprint of the wrong length", text: sdp(replacing("a=fingerprint", with: "a=fingerprint:sha-256 AB:CD")), line: 14, expected: "32 bytes for sha-256"),

@@ -1,0 +1,25 @@
+// swift-tools-version:5.4
+// libFuzzer target for the SDP parser, kept out of the main package so that
+// `swift build` and `make test` in /work/main are unaffected. Build and run with
+// ./run (see the comments there); needs a toolchain with -sanitize=fuzzer (Linux).
+//
+// Tools version 5.4 on purpose: from 5.5 on, SwiftPM links executables with
+// `--defsym main=FuzzSDP_main`, which fails ("undefined symbol FuzzSDP_main")
+// because with -parse-as-library there is no Swift main; libFuzzer's main is
+// wanted instead. The target still compiles in Swift 6 mode (-swift-version 6).
+import PackageDescription
+
+let package = Package(
+    name: "peer-fuzz",
+    dependencies: [
+        .package(name: "peer", path: ".."),
+    ],
+    targets: [
+        // No main.swift: built with -parse-as-library, libFuzzer supplies main().
+        .executableTarget(
+            name: "FuzzSDP",
+            dependencies: [.product(name: "SDP", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+    ]
+)

@@ -1,0 +1,61 @@
+// libFuzzer entry point for the SDP module. A crash here IS the finding:
+// each check traps with fatalError naming the property that broke.
+import SDP
+
+/// Fixed local options for exercising JSEP.createAnswer on every parsed offer.
+private let answerOptions = LocalDescriptionOptions(
+    sessionId: 4_611_686_018_427_387_903, iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",
+    fingerprints: [Fingerprint(algorithm: "sha-256", value: Array(repeating: "AB", count: 32).joined(separator: ":"))],
+    tracks: [LocalTrack(kind: .audio, ssrc: 1111, cname: "fuzz", streamId: "s", trackId: "a"),
+             LocalTrack(kind: .video, ssrc: 2222, cname: "fuzz", streamId: "s", trackId: "v")])
+
+/// serialized() must give text that parses back to the same description.
+private func checkRoundTrip(_ parsed: SessionDescription, _ what: String, input: String) {
+    let text = parsed.serialized()
+    let reparsed: SessionDescription
+    do {
+        reparsed = try SessionDescription(parsing: text)
+    } catch {
+        fatalError("""
+            \(what): serialized() output does not parse: \(error)
+            --- input ---
+            \(input.debugDescription)
+            --- serialized ---
+            \(text.debugDescription)
+            """)
+    }
+    guard reparsed == parsed else {
+        fatalError("""
+            \(what): round trip changed the description (reparsed != parsed)
+            --- input ---
+            \(input.debugDescription)
+            --- serialized ---
+            \(text.debugDescription)
+            --- reserialized ---
+            \(reparsed.serialized().debugDescription)
+            --- parsed ---
+            \(parsed)
+            --- reparsed ---
+            \(reparsed)
+            """)
+    }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+
+    if let parsed = try? SessionDescription(parsing: text) {
+        checkRoundTrip(parsed, "SessionDescription", input: text)
+        // Treat it as an offer: the answer must be a description that round-trips too.
+        if let answer = try? JSEP.createAnswer(to: parsed, answerOptions) {
+            checkRoundTrip(answer, "JSEP.createAnswer result", input: text)
+        }
+    }
+
+    if let candidate = try? Candidate(parsing: text) {
+        _ = candidate.sdpValue
+        _ = candidate.addressKind
+    }
+    return 0
+}

@@ -270,7 +270,7 @@ public final class IceAgent: @unchecked Sendable {
         switch NiceComponentState(rawValue: raw) {
         case NICE_COMPONENT_STATE_CONNECTING: next = .checking
         case NICE_COMPONENT_STATE_CONNECTED: next = .connected
-        case NICE_COMPONENT_STATE_READY: next = .connected
+        case NICE_COMPONENT_STATE_READY: next = .completed  // checks concluded, selection final
         case NICE_COMPONENT_STATE_FAILED: next = .failed
         case NICE_COMPONENT_STATE_DISCONNECTED: next = wasConnected ? .disconnected : .new
         default: return  // GATHERING: still `new`
@@ -280,7 +280,7 @@ public final class IceAgent: @unchecked Sendable {
 
     private func transition(to next: IceConnectionState) {
         guard next != state else { return }
-        if next == .connected { wasConnected = true; loop.cancelTimer(checkingTimer) }
+        if next == .connected || next == .completed { wasConnected = true; loop.cancelTimer(checkingTimer) }
         if next == .checking, checkingTimer == 0 {
             let timeout = configuration.checkingTimeoutMs
             checkingTimer = loop.after(milliseconds: timeout) { [weak self] in
@@ -380,6 +380,8 @@ public final class IceAgent: @unchecked Sendable {
             for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), id) }
             signalIds = []
             nice_agent_remove_stream(agent, streamId)
+            // Releases TURN allocations (refresh with lifetime 0) before the agent goes.
+            nice_agent_close_async(agent, nil, nil)
             state = .closed
             onEvent(.state(.closed))
             retained?.release()

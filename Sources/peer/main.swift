@@ -14,7 +14,8 @@ let usage = """
       peer --version               the version of peer and of each C library
       peer --help                  this text
 
-    exit codes: 0 done; 2 bad arguments or bad input (the error names the line)
+    exit codes: 0 done; 2 bad arguments or bad input (the error names the file and the
+                SDP line, or the m-section that cannot be answered)
     """
 
 func fail(_ message: String) -> Never {
@@ -40,7 +41,13 @@ func sdpCommand(_ arguments: [String]) {
     if path == "-" {
         data = FileHandle.standardInput.readDataToEndOfFile()
     } else {
-        guard let contents = FileManager.default.contents(atPath: path) else { fail("sdp: cannot read \"\(path)\"") }
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            fail("sdp: cannot read \"\(path)\": no such file")
+        }
+        guard !isDirectory.boolValue, let contents = FileManager.default.contents(atPath: path) else {
+            fail("sdp: cannot read \"\(path)\": " + (isDirectory.boolValue ? "it is a directory" : "permission denied or unreadable"))
+        }
         data = contents
     }
     let text = String(decoding: data, as: UTF8.self)
@@ -56,8 +63,11 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "--version", "version":
     print(PeerVersion.text)
-case "--help", "-h", "help", nil:
+case "--help", "-h", "help":
     print(usage)
+case nil:
+    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    exit(2)
 case "sdp":
     sdpCommand(Array(arguments.dropFirst()))
 case let other?:

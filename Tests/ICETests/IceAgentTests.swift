@@ -52,12 +52,19 @@ final class Peer: @unchecked Sendable {
 }
 
 /// Sends `count` numbered datagrams from `a` to `b` and back, and checks every one arrived intact.
-func exchange(_ a: Peer, _ b: Peer, count: Int) async {
+/// `paceMs` waits between datagrams: over TURN/TCP libnice queues what the TCP socket
+/// cannot take yet and drops beyond its queue limit while reporting success, so a
+/// relayed burst is paced as real media would be.
+func exchange(_ a: Peer, _ b: Peer, count: Int, paceMs: UInt64 = 0) async {
     for i in 0..<count {
         let payload = [UInt8](repeating: UInt8(i & 0xff), count: 100) + withUnsafeBytes(of: UInt32(i).bigEndian, Array.init)
         #expect(a.agent.send(payload))
         #expect(b.agent.send(payload))
-        if i % 100 == 99 { try? await Task.sleep(nanoseconds: 2_000_000) }  // let the loop drain
+        if paceMs > 0 {
+            try? await Task.sleep(nanoseconds: paceMs * 1_000_000)
+        } else if i % 100 == 99 {
+            try? await Task.sleep(nanoseconds: 2_000_000)  // let the loop drain
+        }
     }
     let deadline = Date().addingTimeInterval(10)
     while (a.receivedCount < count || b.receivedCount < count) && Date() < deadline {

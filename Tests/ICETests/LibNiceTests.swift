@@ -69,8 +69,8 @@ enum RawStun {
 }
 
 @Suite struct CoturnTests {
-    @Test func coturnAnswersABindingRequestWithOurLoopbackAddress() throws {
-        let services = try TestServices.shared()
+    @Test func coturnAnswersABindingRequestWithOurLoopbackAddress() async throws {
+        let services = try await TestServices.shared()
         let port = try #require(services.turn_port)
         #expect(services.stun_url == "stun:127.0.0.1:\(port)")
         let (mapped, localPort) = try RawStun.binding(port: UInt16(port))

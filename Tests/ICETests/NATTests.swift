@@ -44,7 +44,7 @@ func runCommand(_ argv: [String], timeout: Double = 20) throws -> String {
     guard let name = argv.first, let executable = executablePath(name) else {
         throw CommandFailed(command: line, status: 127, output: "\(argv.first ?? "") not found")
     }
-    let r = try TestServices.run(executable, Array(argv.dropFirst()), timeout: timeout)
+    let r = try TestServices.runBlocking(executable, Array(argv.dropFirst()), timeout: timeout)
     guard r.status == 0 else { throw CommandFailed(command: line, status: r.status, output: r.stdout + r.stderr) }
     return r.stdout
 }
@@ -231,7 +231,7 @@ func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
             net.tearDown()
             try? FileManager.default.removeItem(atPath: dir)
         }
-        try net.build()
+        try await TestServices.offload { try net.build() }  // blocking commands, off the cooperative pool
 
         // coturn on the public network, flags as scripts/services starts it.
         let turnLog = "\(dir)/turn.log"
@@ -244,12 +244,17 @@ func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
         // Ready when a Binding request from each private net answers with its NAT's address.
         let stun = "stun:198.18.0.1:3478"
         for (site, nat) in [("A", "198.18.0.2"), ("B", "198.18.0.3")] {
-            var last = ""
-            let mapped = await eventually(10) {
-                do {
-                    last = try runCommand(["ip", "netns", "exec", net.ns("priv\(site)"), TestServices.script, "stun", stun], timeout: 5)
-                } catch { last = "\(error)"; return !turn.process.isRunning }
-                return last.contains("\"\(nat):")
+            let (mapped, last) = try await TestServices.offload { () -> (Bool, String) in
+                var last = ""
+                let deadline = Date().addingTimeInterval(10)
+                while Date() < deadline {
+                    do {
+                        last = try runCommand(["ip", "netns", "exec", net.ns("priv\(site)"), TestServices.script, "stun", stun], timeout: 5)
+                    } catch { last = "\(error)"; if !turn.process.isRunning { break } }
+                    if last.contains("\"\(nat):") { return (true, last) }
+                    usleep(10_000)
+                }
+                return (false, last)
             }
             let log = (try? String(contentsOfFile: turnLog, encoding: .utf8)) ?? "(no log)"
             try #require(mapped && last.contains("\"\(nat):"),

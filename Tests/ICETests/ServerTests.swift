@@ -11,7 +11,7 @@ final class Lines: @unchecked Sendable {
 }
 
 @Suite(.serialized) struct IceServerTests {
-    @Test func stunAndTurnURLsParse() throws {
+    @Test func stunAndTurnURLsParse() async throws {
         let s = try IceServer("stun:127.0.0.1:3479")
         #expect(s.scheme == .stun && s.host == "127.0.0.1" && s.port == 3479 && s.transport == .udp && !s.isTURN)
         #expect(try IceServer("stun:stun.example.org").port == 3478)
@@ -31,7 +31,7 @@ final class Lines: @unchecked Sendable {
     }
 
     @Test func gatheringAgainstCoturnPerformsARealBindingTransaction() async throws {
-        let services = try TestServices.shared()
+        let services = try await TestServices.shared()
         let stun = try #require(services.stun_url), port = try #require(services.turn_port)
         let lines = Lines()
         let log = NiceLog { lines.add($0) }
@@ -54,7 +54,7 @@ final class Lines: @unchecked Sendable {
     }
 
     func relayPair(_ transport: String) async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         let turn = try #require(s.turn_url)
         func peer(_ controlling: Bool) throws -> Peer {
             var c = IceAgent.Configuration(controlling: controlling)
@@ -85,7 +85,7 @@ final class Lines: @unchecked Sendable {
         #expect(await a.waitState(.connected))
         let pair = try #require(a.lock.withLock { a.agent.selectedPair })
         #expect(pair.local.type == .relay && pair.remote.type == .relay)
-        await exchange(a, b, count: 200)
+        await exchange(a, b, count: 200, paceMs: 2)
         // coturn's log shows both agents' allocations (and, over TCP, their TCP connections).
         #expect(allocations() - allocationsBefore >= 2)
         if transport == "tcp" { #expect(tcpConnections() - tcpBefore >= 2) }
@@ -95,7 +95,7 @@ final class Lines: @unchecked Sendable {
     @Test func relayPolicyOverTurnTCPConnectsRelayToRelay() async throws { try await relayPair("tcp") }
 
     @Test func wrongTurnCredentialsGiveAClearFailureNotAHang() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         var c = IceAgent.Configuration(controlling: true)
         c.localAddresses = ["127.0.0.1"]
         c.policy = .relay

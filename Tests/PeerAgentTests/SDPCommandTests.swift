@@ -12,8 +12,8 @@ import SDP
     }
     static let fixture = TestServices.root.appendingPathComponent("Tests/SDPTests/Fixtures/chromium-offer-av.sdp").path
 
-    @Test func printsTheParsedDescriptionAsJSON() throws {
-        let run = try TestServices.run(Self.peer, ["sdp", Self.fixture])
+    @Test func printsTheParsedDescriptionAsJSON() async throws {
+        let run = try await TestServices.run(Self.peer, ["sdp", Self.fixture])
         #expect(run.status == 0, "\(run.stderr)")
         let json = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any])
         let media = try #require(json["media"] as? [[String: Any]])
@@ -24,8 +24,8 @@ import SDP
         #expect(payloads.first?["payloadType"] as? Int == 111)
     }
 
-    @Test func answerFromStdinIsAValidAnswerWithAFreshFingerprint() throws {
-        let run = try TestServices.run("/bin/sh", ["-c", "\"$0\" sdp - --answer < \"$1\"", Self.peer, Self.fixture])
+    @Test func answerFromStdinIsAValidAnswerWithAFreshFingerprint() async throws {
+        let run = try await TestServices.run("/bin/sh", ["-c", "\"$0\" sdp - --answer < \"$1\"", Self.peer, Self.fixture])
         #expect(run.status == 0, "\(run.stderr)")
         let answer = try SessionDescription(parsing: run.stdout)
         #expect(answer.media.map(\.formats) == [["111"], ["96"]])
@@ -34,28 +34,30 @@ import SDP
         #expect(run.stdout.hasSuffix("\r\n"))
     }
 
-    @Test func badInputExitsTwoNamingFileAndLine() throws {
+    @Test func badInputExitsTwoNamingFileAndLine() async throws {
         let dir = TestServices.temporaryDirectory("sdp")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let path = dir + "/bad.sdp"
         try "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\nm=audio 99999 RTP/AVP 0\r\n".write(toFile: path, atomically: true, encoding: .utf8)
-        let run = try TestServices.run(Self.peer, ["sdp", path])
+        let run = try await TestServices.run(Self.peer, ["sdp", path])
         #expect(run.status == 2)
         #expect(run.stderr.contains("\(path): SDP line 5 \"m=audio 99999 RTP/AVP 0\": expected a port 0-65535"), "\(run.stderr)")
         #expect(run.stdout.isEmpty)
 
-        let missing = try TestServices.run(Self.peer, ["sdp", "/nonexistent.sdp"])
-        #expect(missing.status == 2 && missing.stderr.contains("cannot read \"/nonexistent.sdp\""))
-        let noFile = try TestServices.run(Self.peer, ["sdp"])
+        let missing = try await TestServices.run(Self.peer, ["sdp", "/nonexistent.sdp"])
+        #expect(missing.status == 2 && missing.stderr.contains("cannot read \"/nonexistent.sdp\": no such file"))
+        let noFile = try await TestServices.run(Self.peer, ["sdp"])
         #expect(noFile.status == 2 && noFile.stderr.contains("missing FILE"))
-        let unknown = try TestServices.run(Self.peer, ["sdp", Self.fixture, "--frobnicate"])
+        let unknown = try await TestServices.run(Self.peer, ["sdp", Self.fixture, "--frobnicate"])
         #expect(unknown.status == 2 && unknown.stderr.contains("--frobnicate"))
     }
 
-    @Test func versionAndUnknownCommand() throws {
-        let version = try TestServices.run(Self.peer, ["--version"])
+    @Test func versionAndUnknownCommand() async throws {
+        let version = try await TestServices.run(Self.peer, ["--version"])
         #expect(version.status == 0 && version.stdout.hasPrefix("peer \(PeerVersion.current)\n"))
-        let unknown = try TestServices.run(Self.peer, ["dance"])
+        let bare = try await TestServices.run(Self.peer, [])
+        #expect(bare.status == 2 && bare.stderr.contains("usage:"))
+        let unknown = try await TestServices.run(Self.peer, ["dance"])
         #expect(unknown.status == 2 && unknown.stderr.contains("unknown command \"dance\""))
     }
 }

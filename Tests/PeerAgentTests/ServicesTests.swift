@@ -25,32 +25,32 @@ import Glibc
         }
     }
 
-    @Test func startAnswerAndStopLeavesNoProcess() throws {
+    @Test func startAnswerAndStopLeavesNoProcess() async throws {
         let dir = TestServices.temporaryDirectory("lifecycle")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let info = try TestServices.start(dir: dir)
+        let info = try await TestServices.start(dir: dir)
         let routerPid = try #require(info.router_pid)
         let turnPid = try #require(info.turn_pid)
         #expect(kill(routerPid, 0) == 0)
         #expect(kill(turnPid, 0) == 0)
         #expect(info.router_url == "ws://127.0.0.1:\(info.router_port ?? 0)/ws")
         // Each service really answers.
-        let hello = try TestServices.run(TestServices.script, ["wamp-hello", info.router_url ?? "", "realm1"])
+        let hello = try await TestServices.run(TestServices.script, ["wamp-hello", info.router_url ?? "", "realm1"])
         #expect(hello.status == 0 && hello.stdout.hasPrefix("[2,"), "\(hello.stderr)")
-        try TestServices.stop(dir: dir)
+        try await TestServices.stop(dir: dir)
         #expect(Self.processes(group: routerPid).isEmpty)
         #expect(Self.processes(group: turnPid).isEmpty)
         #expect(Self.processes(mentioning: dir).isEmpty)
-        try TestServices.stop(dir: dir)  // idempotent
+        try await TestServices.stop(dir: dir)  // idempotent
     }
 
-    @Test func aTakenRouterPortIsAClearErrorNotAHang() throws {
+    @Test func aTakenRouterPortIsAClearErrorNotAHang() async throws {
         let listener = try TakenPort(type: SOCK_STREAM)
         let dir = TestServices.temporaryDirectory("taken-router")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let start = Date()
-        #expect {
-            _ = try TestServices.start(dir: dir, ["--only", "router", "--router-port", "\(listener.port)"])
+        await #expect {
+            _ = try await TestServices.start(dir: dir, ["--only", "router", "--router-port", "\(listener.port)"])
         } throws: { error in
             guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
             return status == 1 && stderr.contains("router") && stderr.contains("\(listener.port)")
@@ -60,12 +60,12 @@ import Glibc
         #expect(Self.processes(mentioning: dir).isEmpty)
     }
 
-    @Test func aTakenTurnPortIsAClearErrorNotAHang() throws {
+    @Test func aTakenTurnPortIsAClearErrorNotAHang() async throws {
         let socket = try TakenPort(type: SOCK_DGRAM)
         let dir = TestServices.temporaryDirectory("taken-turn")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect {
-            _ = try TestServices.start(dir: dir, ["--only", "turn", "--turn-port", "\(socket.port)"])
+        await #expect {
+            _ = try await TestServices.start(dir: dir, ["--only", "turn", "--turn-port", "\(socket.port)"])
         } throws: { error in
             guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
             return status == 1 && stderr.contains("turn") && stderr.contains("in use")
@@ -73,11 +73,11 @@ import Glibc
         #expect(Self.processes(mentioning: dir).isEmpty)
     }
 
-    @Test func aMissingBinaryNamesTheServiceAndLeavesNothingRunning() throws {
+    @Test func aMissingBinaryNamesTheServiceAndLeavesNothingRunning() async throws {
         let dir = TestServices.temporaryDirectory("missing-crossbar")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        #expect {
-            _ = try TestServices.start(dir: dir, environment: ["PEER_CROSSBAR": "/nonexistent/crossbar"])
+        await #expect {
+            _ = try await TestServices.start(dir: dir, environment: ["PEER_CROSSBAR": "/nonexistent/crossbar"])
         } throws: { error in
             guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
             return status == 1 && stderr.contains("router") && stderr.contains("/nonexistent/crossbar")
@@ -88,8 +88,8 @@ import Glibc
         let dir2 = TestServices.temporaryDirectory("missing-turn")
 
         defer { try? FileManager.default.removeItem(atPath: dir2) }
-        #expect {
-            _ = try TestServices.start(dir: dir2, ["--only", "turn"], environment: ["PEER_TURNSERVER": "/nonexistent/turnserver"])
+        await #expect {
+            _ = try await TestServices.start(dir: dir2, ["--only", "turn"], environment: ["PEER_TURNSERVER": "/nonexistent/turnserver"])
         } throws: { error in
             guard case let TestServiceError.startFailed(status, stderr) = error else { return false }
             return status == 1 && stderr.contains("turn") && stderr.contains("not found")

@@ -48,9 +48,18 @@ public enum TestServices {
     }
 
     /// Runs `executable` with `arguments` and extra environment, waiting at most
-    /// `timeout` seconds (then the process is killed and status is -9).
+    /// `timeout` seconds (then the process is killed and status is -9), on a thread of
+    /// its own: the waiting never blocks Swift's cooperative pool (two threads here),
+    /// which would stall every other test running in parallel.
     public static func run(_ executable: String, _ arguments: [String],
-                           environment: [String: String] = [:], timeout: Double = 120) throws -> Run {
+                           environment: [String: String] = [:], timeout: Double = 120) async throws -> Run {
+        try await offload { try runBlocking(executable, arguments, environment: environment, timeout: timeout) }
+    }
+
+    /// ``run(_:_:environment:timeout:)`` blocking the calling thread: for code that
+    /// already runs on a thread of its own (see ``offload(_:)``).
+    public static func runBlocking(_ executable: String, _ arguments: [String],
+                                   environment: [String: String] = [:], timeout: Double = 120) throws -> Run {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
         process.arguments = arguments
@@ -77,17 +86,34 @@ public enum TestServices {
                    stderr: String(decoding: errData.get(), as: UTF8.self))
     }
 
+    /// Runs blocking `body` on a new thread and resumes with its result, so the caller's
+    /// cooperative thread stays free while it waits.
+    public static func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await withCheckedThrowingContinuation { continuation in
+            Thread { continuation.resume(with: Result { try body() }) }.start()
+        }
+    }
+
     /// Starts services in `dir` with `scripts/services start --dir dir` plus `extra`
     /// arguments. Throws ``TestServiceError`` with the script's own error line.
-    public static func start(dir: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> ServiceInfo {
-        let r = try run(script, ["start", "--dir", dir] + extra, environment: environment)
+    public static func start(dir: String, _ extra: [String] = [], environment: [String: String] = [:]) async throws -> ServiceInfo {
+        try await offload { try startBlocking(dir: dir, extra, environment: environment) }
+    }
+
+    static func startBlocking(dir: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> ServiceInfo {
+        let r = try runBlocking(script, ["start", "--dir", dir] + extra, environment: environment)
         guard r.status == 0 else { throw TestServiceError.startFailed(status: r.status, stderr: r.stderr) }
         return try JSONDecoder().decode(ServiceInfo.self, from: Data(r.stdout.utf8))
     }
 
     /// Stops the services recorded in `dir`.
-    public static func stop(dir: String) throws {
-        let r = try run(script, ["stop", "--dir", dir])
+    public static func stop(dir: String) async throws {
+        try await offload { try stopBlocking(dir: dir) }
+    }
+
+    /// ``stop(dir:)`` blocking the calling thread (for `defer` blocks and exit handlers).
+    public static func stopBlocking(dir: String) throws {
+        let r = try runBlocking(script, ["stop", "--dir", dir])
         guard r.status == 0 else { throw TestServiceError.stopFailed(stderr: r.stderr) }
     }
 
@@ -101,8 +127,8 @@ public enum TestServices {
 
     /// The services for this test process: those of `PEER_TEST_SERVICES` when set,
     /// else started once here and stopped at process exit.
-    public static func shared() throws -> ServiceInfo {
-        try SharedServices.instance.get()
+    public static func shared() async throws -> ServiceInfo {
+        try await offload { try SharedServices.instance.get() }
     }
 }
 
@@ -144,11 +170,11 @@ private final class SharedServices: @unchecked Sendable {
                 return try JSONDecoder().decode(ServiceInfo.self, from: Data(contentsOf: URL(fileURLWithPath: path)))
             }
             let dir = TestServices.temporaryDirectory("services")
-            let info = try TestServices.start(dir: dir)
+            let info = try TestServices.startBlocking(dir: dir)
             SharedServices.startedDir = dir
             atexit {
                 guard let dir = SharedServices.startedDir else { return }
-                try? TestServices.stop(dir: dir)
+                try? TestServices.stopBlocking(dir: dir)
                 try? FileManager.default.removeItem(atPath: dir)
             }
             return info

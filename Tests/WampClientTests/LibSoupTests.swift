@@ -14,11 +14,11 @@ import TestSupport
 @Suite struct RouterTests {
     /// Until the project's own WAMP client exists, `scripts/services wamp-hello`
     /// (a minimal WebSocket client) sends HELLO; we check the WELCOME it got.
-    @Test func routerAnswersHelloWithWelcomeOnRealm1() throws {
-        let services = try TestServices.shared()
+    @Test func routerAnswersHelloWithWelcomeOnRealm1() async throws {
+        let services = try await TestServices.shared()
         let url = try #require(services.router_url)
         #expect(services.realm == "realm1")
-        let run = try TestServices.run(TestServices.script, ["wamp-hello", url, "realm1"])
+        let run = try await TestServices.run(TestServices.script, ["wamp-hello", url, "realm1"])
         #expect(run.status == 0, "\(run.stderr)")
         let message = try #require(try JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [Any])
         #expect(message.count == 3)
@@ -30,10 +30,10 @@ import TestSupport
         #expect((details["roles"] as? [String: Any])?["broker"] != nil)
     }
 
-    @Test func helloOnAnUnknownRealmIsNotWelcomed() throws {
-        let services = try TestServices.shared()
+    @Test func helloOnAnUnknownRealmIsNotWelcomed() async throws {
+        let services = try await TestServices.shared()
         let url = try #require(services.router_url)
-        let run = try TestServices.run(TestServices.script, ["wamp-hello", url, "no.such.realm"])
+        let run = try await TestServices.run(TestServices.script, ["wamp-hello", url, "no.such.realm"])
         #expect(run.status == 1)
         #expect(run.stdout.hasPrefix("[3,"))  // ABORT
     }

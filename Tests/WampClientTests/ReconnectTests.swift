@@ -14,10 +14,10 @@ import Glibc
     @Test func sessionComesBackAfterTheRouterIsKilledAndRestarted() async throws {
         let dir = TestServices.temporaryDirectory("reconnect")
         defer {
-            try? TestServices.stop(dir: dir)
+            try? TestServices.stopBlocking(dir: dir)
             try? FileManager.default.removeItem(atPath: dir)
         }
-        let first = try TestServices.start(dir: dir, ["--only", "router"])
+        let first = try await TestServices.start(dir: dir, ["--only", "router"])
         let url = try #require(first.router_url), port = try #require(first.router_port)
         let routerGroup = try #require(first.router_pid)
         var config = WampConfiguration(url: url)
@@ -31,9 +31,9 @@ import Glibc
         #expect(kill(-routerGroup, SIGKILL) == 0)
         let dropped = await next(session.status, within: 10)
         guard case .disconnected? = dropped else { Issue.record("expected disconnected, got \(String(describing: dropped))"); return }
-        try TestServices.stop(dir: dir)  // reaps what is left of the killed router
+        try await TestServices.stop(dir: dir)  // reaps what is left of the killed router
 
-        _ = try TestServices.start(dir: dir, ["--only", "router", "--router-port", "\(port)"])
+        _ = try await TestServices.start(dir: dir, ["--only", "router", "--router-port", "\(port)"])
         var reconnected: UInt64?
         var restoreFailures: [String] = []
         let deadline = Date().addingTimeInterval(30)

@@ -24,13 +24,13 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
 }
 
 @Suite struct WampSessionTests {
-    func anonymous() throws -> WampConfiguration {
-        WampConfiguration(url: try #require(try TestServices.shared().router_url))
+    func anonymous() async throws -> WampConfiguration {
+        WampConfiguration(url: try #require(try await TestServices.shared().router_url))
     }
 
     @Test func publishSubscribeRoundTripWithArgsKwargsAndAcknowledge() async throws {
-        let a = try await WampSession.join(try anonymous())
-        let b = try await WampSession.join(try anonymous())
+        let a = try await WampSession.join(try await anonymous())
+        let b = try await WampSession.join(try await anonymous())
         #expect(a.sessionId != b.sessionId && a.sessionId >= 1)
         #expect(a.welcomeDetails["authrole"] == "anonymous")
         let topic = uniqueURI("pubsub")
@@ -46,7 +46,7 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
     }
 
     @Test func excludeMeIsHonoured() async throws {
-        let a = try await WampSession.join(try anonymous())
+        let a = try await WampSession.join(try await anonymous())
         let topic = uniqueURI("exclude")
         let subscription = try await a.subscribe(topic)
         _ = try await a.publish(topic, args: ["excluded"], acknowledge: true)
@@ -57,8 +57,8 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
     }
 
     @Test func rpcRoundTripAndTypedErrors() async throws {
-        let callee = try await WampSession.join(try anonymous())
-        let caller = try await WampSession.join(try anonymous())
+        let callee = try await WampSession.join(try await anonymous())
+        let caller = try await WampSession.join(try await anonymous())
         let add = uniqueURI("add"), fail = uniqueURI("fail")
         try await callee.register(add) { invocation in
             let sum = invocation.args.compactMap(\.intValue).reduce(0, +)
@@ -84,7 +84,7 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
     }
 
     @Test func wampCRAPlainAndSaltedAndTicket() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         let cra = try #require(s.router_cra_url), ticketURL = try #require(s.router_ticket_url)
         let plain = try await WampSession.join(.init(url: cra, auth: .cra(authid: try #require(s.cra_user), secret: try #require(s.cra_secret))))
         #expect(plain.welcomeDetails["authid"]?.stringValue == s.cra_user)
@@ -98,7 +98,7 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
     }
 
     @Test func wrongSecretsAreTypedAuthenticationErrors() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         let cra = try #require(s.router_cra_url), ticketURL = try #require(s.router_ticket_url)
         for config in [
             WampConfiguration(url: cra, auth: .cra(authid: try #require(s.cra_user), secret: "wrong")),
@@ -117,7 +117,7 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
     }
 
     @Test func wrongRealmUnreachableAndWrongPathAreClearErrors() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         let url = try #require(s.router_url)
         do {
             _ = try await WampSession.join(.init(url: url, realm: "no.such.realm"))
@@ -246,7 +246,7 @@ final class HostileServer: @unchecked Sendable {
 
 @Suite struct SecureWebSocketTests {
     @Test func wssWithThePrivateCAJoins() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         var config = WampConfiguration(url: try #require(s.router_wss_url))
         let ca = try #require(s.router_ca_file)
         config.caFile = ca
@@ -260,7 +260,7 @@ final class HostileServer: @unchecked Sendable {
     }
 
     @Test func wssWithoutTrustingThePrivateCAIsATLSError() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         let url = try #require(s.router_wss_url)
         do {
             _ = try await WampSession.join(WampConfiguration(url: url))
@@ -272,7 +272,7 @@ final class HostileServer: @unchecked Sendable {
     }
 
     @Test func wssInsecureSwitchAcceptsAnyCertificate() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         var config = WampConfiguration(url: try #require(s.router_wss_url))
         config.insecure = true
         let session = try await WampSession.join(config)
@@ -281,7 +281,7 @@ final class HostileServer: @unchecked Sendable {
     }
 
     @Test func aMissingCAFileIsATLSErrorNamingIt() async throws {
-        let s = try TestServices.shared()
+        let s = try await TestServices.shared()
         var config = WampConfiguration(url: try #require(s.router_wss_url))
         config.caFile = "/nonexistent/ca.pem"
         do {

@@ -13,7 +13,7 @@ final class EventInbox: @unchecked Sendable {
 
 @Suite struct WebSocketTests {
     @Test func helloOverOurWebSocketGetsWelcome() async throws {
-        let services = try TestServices.shared()
+        let services = try await TestServices.shared()
         let url = try #require(services.router_url)
         let inbox = EventInbox()
         let socket = try await WebSocket.connect(.init(url: url), handler: inbox.handler)
@@ -29,7 +29,7 @@ final class EventInbox: @unchecked Sendable {
     }
 
     @Test func wrongPathIsHTTP404() async throws {
-        let services = try TestServices.shared()
+        let services = try await TestServices.shared()
         let port = try #require(services.router_port)
         let url = "ws://127.0.0.1:\(port)/no-such-path"
         await #expect(throws: WebSocketError.httpStatus(url: url, status: 404, reason: "Not Found")) {
@@ -53,7 +53,7 @@ final class EventInbox: @unchecked Sendable {
     }
 
     @Test func subprotocolTheRouterDoesNotSpeakIsRefused() async throws {
-        let services = try TestServices.shared()
+        let services = try await TestServices.shared()
         let url = try #require(services.router_url)
         var options = WebSocket.Options(url: url)
         options.protocols = ["mqtt"]

@@ -94,6 +94,43 @@ final class Lines: @unchecked Sendable {
     @Test func relayPolicyOverTurnUDPConnectsRelayToRelay() async throws { try await relayPair("udp") }
     @Test func relayPolicyOverTurnTCPConnectsRelayToRelay() async throws { try await relayPair("tcp") }
 
+    /// TURN over TLS (`turns:`): a coturn of its own with the private CA's certificate.
+    @Test func relayPolicyOverTurnsConnectsRelayToRelay() async throws {
+        let dir = TestServices.temporaryDirectory("turns")
+        defer {
+            try? TestServices.stopBlocking(dir: dir)
+            try? FileManager.default.removeItem(atPath: dir)
+        }
+        let s = try await TestServices.start(dir: dir, ["--only", "turn", "--turn-tls"])
+        let turns = try #require(s.turns_url)
+        #expect(turns.hasPrefix("turns:127.0.0.1:"))
+        func peer(_ controlling: Bool) throws -> Peer {
+            var c = IceAgent.Configuration(controlling: controlling)
+            c.localAddresses = ["127.0.0.1"]
+            c.policy = .relay
+            c.servers = [try IceServer(turns, username: s.turn_user, password: s.turn_password)]
+            return try Peer(c)
+        }
+        let a = try peer(true), b = try peer(false)
+        defer { a.agent.close(); b.agent.close() }
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitGathered())
+        #expect(await b.waitGathered())
+        try #require(!a.candidates.isEmpty && !b.candidates.isEmpty, "no relay candidate over TLS")
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        a.agent.endOfRemoteCandidates()
+        b.agent.endOfRemoteCandidates()
+        #expect(await a.waitState(.connected))
+        #expect(a.lock.withLock { a.agent.selectedPair?.local.type } == .relay)
+        await exchange(a, b, count: 100, paceMs: 2)
+        let log = try String(contentsOfFile: try #require(s.turn_log), encoding: .utf8)
+        #expect(log.contains("TLS"), "coturn's log shows the TLS connections")
+    }
+
     @Test func wrongTurnCredentialsGiveAClearFailureNotAHang() async throws {
         let s = try await TestServices.shared()
         var c = IceAgent.Configuration(controlling: true)

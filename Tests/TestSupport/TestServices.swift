@@ -6,6 +6,7 @@ public struct ServiceInfo: Decodable, Sendable {
     public let realm: String?
     public let router_url: String?
     public let router_cra_url: String?
+    public let router_cra_salted_url: String?
     public let router_ticket_url: String?
     public let router_wss_url: String?
     public let router_ca_file: String?
@@ -13,6 +14,8 @@ public struct ServiceInfo: Decodable, Sendable {
     public let router_port: Int?
     public let stun_url: String?
     public let turn_url: String?
+    public let turns_url: String?
+    public let turn_ca_file: String?
     public let turn_user: String?
     public let turn_password: String?
     public let turn_pid: Int32?

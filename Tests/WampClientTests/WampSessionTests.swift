@@ -89,7 +89,8 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
         let plain = try await WampSession.join(.init(url: cra, auth: .cra(authid: try #require(s.cra_user), secret: try #require(s.cra_secret))))
         #expect(plain.welcomeDetails["authid"]?.stringValue == s.cra_user)
         #expect(plain.welcomeDetails["authmethod"] == "wampcra")
-        let salted = try await WampSession.join(.init(url: cra, auth: .cra(authid: try #require(s.cra_salted_user),
+        let saltedURL = try #require(s.router_cra_salted_url)
+        let salted = try await WampSession.join(.init(url: saltedURL, auth: .cra(authid: try #require(s.cra_salted_user),
                                                                            secret: try #require(s.cra_salted_secret))))
         #expect(salted.welcomeDetails["authid"]?.stringValue == s.cra_salted_user)
         let ticket = try await WampSession.join(.init(url: ticketURL, auth: .ticket(authid: try #require(s.ticket_user), ticket: try #require(s.ticket))))
@@ -102,7 +103,7 @@ func next<S: AsyncSequence & Sendable>(_ sequence: S, within seconds: Double) as
         let cra = try #require(s.router_cra_url), ticketURL = try #require(s.router_ticket_url)
         for config in [
             WampConfiguration(url: cra, auth: .cra(authid: try #require(s.cra_user), secret: "wrong")),
-            WampConfiguration(url: cra, auth: .cra(authid: try #require(s.cra_salted_user), secret: "wrong")),
+            WampConfiguration(url: try #require(s.router_cra_salted_url), auth: .cra(authid: try #require(s.cra_salted_user), secret: "wrong")),
             WampConfiguration(url: ticketURL, auth: .ticket(authid: try #require(s.ticket_user), ticket: "wrong")),
         ] {
             do {

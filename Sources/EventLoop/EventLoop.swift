@@ -152,6 +152,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Cancels a timer made by ``after(milliseconds:_:)`` if it has not fired.
     public func cancelTimer(_ id: UInt32) {
         guard id != 0 else { return }  // 0 is never a source id (a timer that was not set)
+        if isCurrent {  // on the loop thread: gone before this returns, so it cannot fire after
+            if let source = g_main_context_find_source_by_id(context, id) { g_source_destroy(source) }
+            return
+        }
         let pointers = LoopPointers(context: context, loop: loop)
         async {
             if let source = g_main_context_find_source_by_id(pointers.context, id) { g_source_destroy(source) }

@@ -3,7 +3,11 @@ import CNice
 import EventLoop
 @_exported import SDP
 
-/// ICE connection state, with the values of the W3C `RTCIceConnectionState`.
+/// ICE connection state, with the values of the W3C `RTCIceConnectionState`. From
+/// libnice's component state: GATHERING → `new`, CONNECTING → `checking`, CONNECTED →
+/// `connected`, READY (checks concluded) → `completed`, FAILED → `failed`,
+/// DISCONNECTED after a connection → `disconnected`; ``IceAgent/close()`` → `closed`;
+/// no connection within ``IceAgent/Configuration/checkingTimeoutMs`` → `failed`.
 public enum IceConnectionState: String, Sendable, Equatable {
     case new, checking, connected, completed, failed, disconnected, closed
 }
@@ -18,7 +22,9 @@ public enum IceTransportPolicy: String, Sendable, Equatable {
 
 /// The pair of candidates ICE selected for sending (RFC 8445 §8.1.1).
 public struct IceCandidatePair: Sendable, Equatable {
+    /// Our candidate of the pair.
     public var local: Candidate
+    /// The peer's candidate of the pair.
     public var remote: Candidate
 }
 
@@ -71,9 +77,15 @@ public enum IceError: Error, Equatable, CustomStringConvertible {
 /// A full ICE agent (RFC 8445) over libnice with one stream and one component
 /// (BUNDLE with rtcp-mux: everything on component 1).
 ///
-/// Thread rules: the agent lives on the ``EventLoop`` thread. Every method may be
-/// called from any thread (it hops there); events and received datagrams are
-/// delivered on the loop thread. ``send(_:)`` is thread-safe (libnice's own lock).
+/// Thread rules: the agent lives on the ``EventLoop`` thread. Every method and
+/// property may be used from any thread (it hops there); events and received
+/// datagrams are delivered on the loop thread. ``send(_:)`` is thread-safe (libnice's
+/// own lock). ``addRemoteCandidate(_:)`` resolves `.local`/host names with the system
+/// resolver on the caller's thread: call it off the loop thread when names may come.
+///
+/// Lifetime: libnice's callbacks keep the agent alive until ``close()``, which every
+/// owner must call (it also releases TURN allocations); the agent is freed after that
+/// once the last reference goes.
 public final class IceAgent: @unchecked Sendable {
     // Mutable state is confined to the loop thread, except `agent`/`streamId`,
     // which are set once in init and read by send().
@@ -96,10 +108,12 @@ public final class IceAgent: @unchecked Sendable {
         /// If not connected this long after checks start, the state becomes `failed`, ms.
         public var checkingTimeoutMs: UInt32 = 15_000
 
+        /// A configuration with the defaults above for the given role.
         public init(controlling: Bool) { self.controlling = controlling }
     }
 
     let loop: EventLoop
+    /// The configuration the agent was made with.
     public let configuration: Configuration
     private let agent: OpaquePointer
     private let streamId: UInt32
@@ -111,17 +125,26 @@ public final class IceAgent: @unchecked Sendable {
     private var wasConnected = false
     private var isClosed = false
 
-    /// The current state (loop thread).
-    public private(set) var state: IceConnectionState = .new
-    /// Local ICE username fragment and password (RFC 8445 §5.3).
-    public private(set) var localUfrag = ""
-    public private(set) var localPwd = ""
+    // Loop-thread state behind the public getters below.
+    private var _state: IceConnectionState = .new
+    private var _localUfrag = ""
+    private var _localPwd = ""
+    private var _localCandidates: [Candidate] = []
+    private var _gatheringComplete = false
+    private var _selectedPair: IceCandidatePair?
+
+    /// The current state.
+    public var state: IceConnectionState { loop.sync { _state } }
+    /// Local ICE username fragment (RFC 8445 §5.3), 4+ ice-chars.
+    public var localUfrag: String { loop.sync { _localUfrag } }
+    /// Local ICE password (RFC 8445 §5.3), 22+ ice-chars.
+    public var localPwd: String { loop.sync { _localPwd } }
     /// Local candidates found so far.
-    public private(set) var localCandidates: [Candidate] = []
+    public var localCandidates: [Candidate] { loop.sync { _localCandidates } }
     /// True once gathering is complete.
-    public private(set) var gatheringComplete = false
+    public var gatheringComplete: Bool { loop.sync { _gatheringComplete } }
     /// The selected pair, once connected.
-    public private(set) var selectedPair: IceCandidatePair?
+    public var selectedPair: IceCandidatePair? { loop.sync { _selectedPair } }
 
     /// Creates the agent and its stream on `loop` (not yet gathering).
     /// - Throws: ``IceError`` for an unusable server URL, a bad local address, or libnice failures.
@@ -132,6 +155,9 @@ public final class IceAgent: @unchecked Sendable {
         self.loop = loop
         self.onEvent = onEvent
         self.onReceive = onReceive
+        if let stuns = configuration.servers.first(where: { $0.scheme == .stuns }) {
+            throw .server(IceServerError(url: stuns.description, expected: "stun: (libnice has no STUN over TLS)"))
+        }
         let stun = configuration.servers.first { !$0.isTURN }
         let stunAddress: String?
         do { stunAddress = try stun?.resolvedAddress() } catch { throw .server(error) }
@@ -187,15 +213,17 @@ public final class IceAgent: @unchecked Sendable {
     }
 
     deinit {
-        g_object_unref(UnsafeMutableRawPointer(agent))
+        // libnice objects belong to the loop thread.
+        let object = AgentObject(pointer: UnsafeMutableRawPointer(agent))
+        if !loop.async({ g_object_unref(object.pointer) }) { g_object_unref(object.pointer) }
     }
 
     /// Copies libnice's local ufrag and pwd of the stream (loop thread).
     private func readLocalCredentials() {
         var ufrag: UnsafeMutablePointer<gchar>?, pwd: UnsafeMutablePointer<gchar>?
         if nice_agent_get_local_credentials(agent, streamId, &ufrag, &pwd) != 0 {
-            localUfrag = ufrag.map { String(cString: $0) } ?? ""
-            localPwd = pwd.map { String(cString: $0) } ?? ""
+            _localUfrag = ufrag.map { String(cString: $0) } ?? ""
+            _localPwd = pwd.map { String(cString: $0) } ?? ""
         }
         g_free(ufrag)
         g_free(pwd)
@@ -249,15 +277,15 @@ public final class IceAgent: @unchecked Sendable {
 
     private func newLocalCandidate(_ candidate: UnsafeMutablePointer<NiceCandidate>) {
         guard !isClosed, let c = sdpCandidate(candidate) else { return }
-        localCandidates.append(c)
+        _localCandidates.append(c)
         onEvent(.localCandidate(c))
     }
 
     private func gatheringDone() {
-        guard !isClosed, !gatheringComplete else { return }
-        gatheringComplete = true
+        guard !isClosed, !_gatheringComplete else { return }
+        _gatheringComplete = true
         onEvent(.gatheringComplete)
-        if configuration.policy == .relay, !localCandidates.contains(where: { $0.type == .relay }) {
+        if configuration.policy == .relay, !_localCandidates.contains(where: { $0.type == .relay }) {
             let servers = configuration.servers.filter(\.isTURN).map(\.description).joined(separator: ", ")
             onEvent(.gatheringFailed("no relay candidate from \(servers.isEmpty ? "any TURN server (none configured)" : servers): "
                                      + "check the TURN credentials and that the server is reachable"))
@@ -279,23 +307,29 @@ public final class IceAgent: @unchecked Sendable {
     }
 
     private func transition(to next: IceConnectionState) {
-        guard next != state else { return }
-        if next == .connected || next == .completed { wasConnected = true; loop.cancelTimer(checkingTimer) }
+        guard next != _state else { return }
+        if next == .connected || next == .completed {
+            wasConnected = true
+            loop.cancelTimer(checkingTimer)
+            checkingTimer = 0
+        }
         if next == .checking, checkingTimer == 0 {
             let timeout = configuration.checkingTimeoutMs
             checkingTimer = loop.after(milliseconds: timeout) { [weak self] in
-                guard let self, !self.isClosed, !self.wasConnected else { return }
+                guard let self else { return }
+                self.checkingTimer = 0
+                guard !self.isClosed, !self.wasConnected else { return }
                 self.transition(to: .failed)
             }
         }
-        state = next
+        _state = next
         onEvent(.state(next))
     }
 
     private func pairSelected(_ local: UnsafeMutablePointer<NiceCandidate>, _ remote: UnsafeMutablePointer<NiceCandidate>) {
         guard !isClosed, let l = sdpCandidate(local), let r = sdpCandidate(remote) else { return }
         let pair = IceCandidatePair(local: l, remote: r)
-        selectedPair = pair
+        _selectedPair = pair
         onEvent(.selectedPair(pair))
     }
 
@@ -305,8 +339,8 @@ public final class IceAgent: @unchecked Sendable {
     /// then ``IceEvent/gatheringComplete``.
     /// - Throws: ``IceError/gatheringFailed(_:)`` when libnice cannot gather (no interface).
     public func gather() throws(IceError) {
-        let ok: Bool = loop.sync { !isClosed && nice_agent_gather_candidates(agent, streamId) != 0 }
-        guard ok else { throw .gatheringFailed(isClosed ? "agent closed" : "nice_agent_gather_candidates failed") }
+        let result: (closed: Bool, ok: Bool) = loop.sync { (isClosed, !isClosed && nice_agent_gather_candidates(agent, streamId) != 0) }
+        guard result.ok else { throw .gatheringFailed(result.closed ? "agent closed" : "nice_agent_gather_candidates failed") }
     }
 
     /// Sets the remote ufrag and pwd (from the remote description, RFC 8839 §5.4).
@@ -327,7 +361,9 @@ public final class IceAgent: @unchecked Sendable {
                 throw .remoteCandidate(candidate: candidate.sdpValue, reason: "\(candidate.address) does not resolve")
             }
         }
-        c.component = 1
+        guard c.component == 1 else {
+            throw .remoteCandidate(candidate: candidate.sdpValue, reason: "component \(c.component) is not used (rtcp-mux: everything on component 1)")
+        }
         let line = "a=" + c.sdpValue
         let added: Bool = loop.sync {
             guard !isClosed, let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamId, line) else { return false }
@@ -357,15 +393,20 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
-    /// ICE restart (RFC 8445 §9): new local ufrag/pwd, remote candidates forgotten.
-    /// - Returns: the new local credentials.
+    /// ICE restart (RFC 8445 §9): new local ufrag/pwd and remote candidates forgotten;
+    /// the local candidates are kept (libnice does not gather again), so the caller
+    /// signals the new credentials with the same candidates, sets the remote side's new
+    /// credentials and candidates, and checks start again.
+    /// - Returns: the new local credentials (the old ones when the agent is closed).
     public func restart() -> (ufrag: String, pwd: String) {
         loop.sync {
-            _ = nice_agent_restart_stream(agent, streamId)
+            guard !isClosed, nice_agent_restart_stream(agent, streamId) != 0 else { return (_localUfrag, _localPwd) }
             readLocalCredentials()
             wasConnected = false
+            loop.cancelTimer(checkingTimer)
             checkingTimer = 0
-            return (localUfrag, localPwd)
+            _selectedPair = nil
+            return (_localUfrag, _localPwd)
         }
     }
 
@@ -382,12 +423,17 @@ public final class IceAgent: @unchecked Sendable {
             nice_agent_remove_stream(agent, streamId)
             // Releases TURN allocations (refresh with lifetime 0) before the agent goes.
             nice_agent_close_async(agent, nil, nil)
-            state = .closed
+            _state = .closed
             onEvent(.state(.closed))
             retained?.release()
             retained = nil
         }
     }
+}
+
+/// The agent's GObject, handed to the loop thread for its last unref.
+private struct AgentObject: @unchecked Sendable {
+    let pointer: UnsafeMutableRawPointer
 }
 
 /// Setting GObject properties from Swift: `g_object_set` is variadic, so one

@@ -11,6 +11,7 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
     /// The transport to the server.
     public enum Transport: String, Sendable { case udp, tcp }
 
+    /// The URL scheme.
     public var scheme: Scheme
     /// Host name or IP literal (an IPv6 literal without brackets).
     public var host: String
@@ -20,6 +21,7 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
     public var transport: Transport
     /// TURN long-term credentials.
     public var username: String?
+    /// TURN long-term password.
     public var password: String?
 
     /// True for `turn:` and `turns:`.
@@ -54,7 +56,10 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
             if after.hasPrefix(":") { portText = after.dropFirst() } else if !after.isEmpty {
                 throw IceServerError(url: text, expected: ":port after the IPv6 address")
             }
-        } else if let c = host.lastIndex(of: ":") {
+        } else if let c = host.firstIndex(of: ":") {
+            guard host[host.index(after: c)...].allSatisfy(\.isNumber) else {
+                throw IceServerError(url: text, expected: "an IPv6 address in brackets: [2001:db8::1]:3478")
+            }
             portText = host[host.index(after: c)...]
             host = host[..<c]
         }
@@ -71,6 +76,7 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
         self.password = password
     }
 
+    /// The URL in canonical form, e.g. "turn:[::1]:3478?transport=tcp".
     public var description: String {
         let h = host.contains(":") ? "[\(host)]" : host
         return "\(scheme.rawValue):\(h):\(port)" + (isTURN ? "?transport=\(transport.rawValue)" : "")
@@ -88,8 +94,15 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
             throw IceServerError(url: description, expected: "a host that resolves (\(String(cString: gai_strerror(status))))")
         }
         defer { freeaddrinfo(result) }
+        // Prefer an IPv4 address (gathering is usually on IPv4), else the first one.
+        var chosen = first
+        var next: UnsafeMutablePointer<addrinfo>? = first
+        while let entry = next {
+            if entry.pointee.ai_family == AF_INET { chosen = entry; break }
+            next = entry.pointee.ai_next
+        }
         var buffer = [CChar](repeating: 0, count: Int(NI_MAXHOST))
-        guard getnameinfo(first.pointee.ai_addr, first.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
+        guard getnameinfo(chosen.pointee.ai_addr, chosen.pointee.ai_addrlen, &buffer, socklen_t(buffer.count), nil, 0, NI_NUMERICHOST) == 0 else {
             throw IceServerError(url: description, expected: "a numeric address for \(host)")
         }
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
@@ -98,7 +111,9 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
 
 /// A STUN/TURN URL that cannot be used: the URL and what was expected.
 public struct IceServerError: Error, Equatable, CustomStringConvertible {
+    /// The URL as given.
     public var url: String
+    /// What was expected in it.
     public var expected: String
     public var description: String { "ICE server URL \"\(url)\": expected \(expected)" }
 }

@@ -27,6 +27,14 @@ final class Lines: @unchecked Sendable {
         #expect(throws: IceServerError(url: "stun:h:99999", expected: "a port 1-65535, not \"99999\"")) { try IceServer("stun:h:99999") }
         #expect(throws: IceServerError(url: "stun:", expected: "a host name or address")) { try IceServer("stun:") }
         #expect(throws: IceServerError(url: "stun://h", expected: "no \"//\" after the scheme (RFC 7064: stun:host:port)")) { try IceServer("stun://h") }
+        #expect(throws: IceServerError(url: "stun:2001:db8::1", expected: "an IPv6 address in brackets: [2001:db8::1]:3478")) {
+            try IceServer("stun:2001:db8::1")
+        }
+        var c = IceAgent.Configuration(controlling: true)
+        c.servers = [try IceServer("stuns:127.0.0.1")]
+        #expect(throws: IceError.server(IceServerError(url: "stuns:127.0.0.1:5349", expected: "stun: (libnice has no STUN over TLS)"))) {
+            _ = try IceAgent(c, onEvent: { _ in }, onReceive: { _ in })
+        }
         #expect(try IceServer("stun:localhost:3478").resolvedAddress().contains(where: { $0 == "." || $0 == ":" }))
     }
 
@@ -45,10 +53,9 @@ final class Lines: @unchecked Sendable {
         try a.agent.gather()
         #expect(await a.waitGathered())
         // libnice's own log shows the Binding request to coturn's port and its answer.
-        let stunLines = lines.all().filter { $0.contains("127.0.0.1:\(port)") || $0.contains("127.0.0.1]:\(port)") }
-        #expect(!stunLines.isEmpty, "no libnice log line names the STUN server; \(lines.all().count) lines seen")
-        let all = lines.all().joined(separator: "\n")
-        #expect(all.contains("STUN") || all.contains("stun"))
+        // libnice logs the Binding response arriving from coturn's address and port.
+        let answers = lines.all().filter { $0.contains("inbound STUN packet") && $0.contains("from [127.0.0.1]:\(port) ") }
+        #expect(!answers.isEmpty, "no inbound STUN packet from coturn in libnice's log; \(lines.all().count) lines seen")
         // On loopback the srflx address equals the host one, so libnice drops it as redundant.
         #expect(a.candidates.allSatisfy { $0.type == .host })
     }
@@ -83,7 +90,7 @@ final class Lines: @unchecked Sendable {
         a.agent.endOfRemoteCandidates()
         b.agent.endOfRemoteCandidates()
         #expect(await a.waitState(.connected))
-        let pair = try #require(a.lock.withLock { a.agent.selectedPair })
+        let pair = try #require(a.agent.selectedPair)
         #expect(pair.local.type == .relay && pair.remote.type == .relay)
         await exchange(a, b, count: 200, paceMs: 2)
         // coturn's log shows both agents' allocations (and, over TCP, their TCP connections).
@@ -125,7 +132,7 @@ final class Lines: @unchecked Sendable {
         a.agent.endOfRemoteCandidates()
         b.agent.endOfRemoteCandidates()
         #expect(await a.waitState(.connected))
-        #expect(a.lock.withLock { a.agent.selectedPair?.local.type } == .relay)
+        #expect(a.agent.selectedPair?.local.type == .relay)
         await exchange(a, b, count: 100, paceMs: 2)
         let log = try String(contentsOfFile: try #require(s.turn_log), encoding: .utf8)
         #expect(log.contains("TLS"), "coturn's log shows the TLS connections")
@@ -140,9 +147,7 @@ final class Lines: @unchecked Sendable {
         let a = try Peer(c)
         defer { a.agent.close() }
         try a.agent.gather()
-        let start = Date()
         #expect(await a.waitGathered(15))
-        #expect(Date().timeIntervalSince(start) < 15)
         #expect(a.candidates.isEmpty)
         let failure = a.lock.withLock { a.events.compactMap { if case .gatheringFailed(let r) = $0 { r } else { nil } } }
         #expect(failure.first?.contains("no relay candidate") == true, "\(failure)")

@@ -1,0 +1,41 @@
+/// An RTCP receiver report, packet type 201 (RFC 3550 §6.4.2).
+public struct ReceiverReport: Equatable, Sendable {
+    /// SSRC of the packet sender (the receiver writing the report).
+    public var ssrc: UInt32
+    /// Report blocks (at most 31).
+    public var reports: [ReceptionReport]
+    /// Profile-specific extension bytes after the report blocks, kept raw.
+    public var profileExtension: [UInt8]
+
+    /// Creates a receiver report.
+    public init(ssrc: UInt32, reports: [ReceptionReport] = [], profileExtension: [UInt8] = []) {
+        self.ssrc = ssrc
+        self.reports = reports
+        self.profileExtension = profileExtension
+    }
+
+    /// Parses one RR packet. Throws ``RTCPError``: `.wrongPacketType`, `.lengthBeyondBuffer`,
+    /// `.countInconsistentWithLength` (4 + RC × 24 bytes exceed the length), `.truncated`, `.badVersion`, `.badPadding`.
+    public init(parsing bytes: [UInt8]) throws(RTCPError) {
+        var (h, r) = try RTCPHeader.open(bytes)
+        guard h.packetType == 201 else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
+        guard 4 + Int(h.count) * 24 <= r.remaining else {
+            throw .countInconsistentWithLength(offset: 0, count: Int(h.count), length: h.packetLength)
+        }
+        let ssrc = try rtcp { () throws(ByteReaderError) in try r.u32("SSRC") }
+        var reports: [ReceptionReport] = []
+        for _ in 0..<h.count { reports.append(try ReceptionReport.read(&r)) }
+        let ext = try rtcp { () throws(ByteReaderError) in try r.take(r.remaining, "profile extension") }
+        self.init(ssrc: ssrc, reports: reports, profileExtension: ext)
+    }
+
+    /// The packet on the wire (first 31 report blocks).
+    public func serialized() -> [UInt8] {
+        let blocks = reports.prefix(31)
+        var w = ByteWriter()
+        w.u32(ssrc)
+        for b in blocks { b.write(&w) }
+        w.append(padded4(profileExtension))
+        return rtcpPacket(count: UInt8(blocks.count), packetType: 201, body: w.bytes)
+    }
+}

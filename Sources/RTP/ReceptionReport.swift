@@ -1,0 +1,57 @@
+/// One report block of an SR or RR (RFC 3550 §6.4.1), 24 bytes on the wire.
+public struct ReceptionReport: Equatable, Sendable {
+    /// The SSRC of the source this block reports on.
+    public var ssrc: UInt32
+    /// Fraction of packets lost since the last report, as a fixed-point number with the binary point at the left (lost/expected × 256).
+    public var fractionLost: UInt8
+    /// Cumulative packets lost (signed 24-bit on the wire; negative with duplicates).
+    public var cumulativeLost: Int32
+    /// Extended highest sequence number received (cycles × 65536 + highest seq).
+    public var extendedHighestSequenceNumber: UInt32
+    /// Interarrival jitter in RTP timestamp units (e.g. 90 kHz ticks for video).
+    public var jitter: UInt32
+    /// Middle 32 bits of the NTP timestamp of the last SR received (LSR), 1/65536 s units; 0 if none.
+    public var lastSenderReport: UInt32
+    /// Delay since that SR (DLSR), in 1/65536 s units.
+    public var delaySinceLastSenderReport: UInt32
+
+    /// Creates a report block.
+    public init(ssrc: UInt32, fractionLost: UInt8 = 0, cumulativeLost: Int32 = 0,
+                extendedHighestSequenceNumber: UInt32 = 0, jitter: UInt32 = 0,
+                lastSenderReport: UInt32 = 0, delaySinceLastSenderReport: UInt32 = 0) {
+        self.ssrc = ssrc
+        self.fractionLost = fractionLost
+        self.cumulativeLost = cumulativeLost
+        self.extendedHighestSequenceNumber = extendedHighestSequenceNumber
+        self.jitter = jitter
+        self.lastSenderReport = lastSenderReport
+        self.delaySinceLastSenderReport = delaySinceLastSenderReport
+    }
+
+    /// Reads 24 bytes. Throws `.truncated`.
+    static func read(_ r: inout ByteReader) throws(RTCPError) -> ReceptionReport {
+        try rtcp { () throws(ByteReaderError) in
+            let ssrc = try r.u32("report block SSRC")
+            let fraction = try r.u8("fraction lost")
+            let lost24 = try r.u24("cumulative lost")
+            // Sign-extend the 24-bit two's complement value.
+            let lost = Int32(bitPattern: lost24 << 8) >> 8
+            return ReceptionReport(ssrc: ssrc, fractionLost: fraction, cumulativeLost: lost,
+                                   extendedHighestSequenceNumber: try r.u32("extended highest sequence number"),
+                                   jitter: try r.u32("jitter"), lastSenderReport: try r.u32("LSR"),
+                                   delaySinceLastSenderReport: try r.u32("DLSR"))
+        }
+    }
+
+    /// Writes 24 bytes; cumulative lost is clamped to the 24-bit signed range.
+    func write(_ w: inout ByteWriter) {
+        w.u32(ssrc)
+        w.u8(fractionLost)
+        let lost = min(max(cumulativeLost, -0x80_0000), 0x7F_FFFF)
+        w.u24(UInt32(bitPattern: lost) & 0xFF_FFFF)
+        w.u32(extendedHighestSequenceNumber)
+        w.u32(jitter)
+        w.u32(lastSenderReport)
+        w.u32(delaySinceLastSenderReport)
+    }
+}

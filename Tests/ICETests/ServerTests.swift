@@ -60,27 +60,23 @@ final class Lines: @unchecked Sendable {
         #expect(a.candidates.allSatisfy { $0.type == .host })
     }
 
-    func relayPair(_ transport: String) async throws {
-        let s = try await TestServices.shared()
-        let turn = try #require(s.turn_url)
+    /// Two relay-only agents through TURN server `url` of `services`: they gather only
+    /// relay candidates, connect relay/relay and carry paced datagrams both ways.
+    func connectThroughRelay(_ url: String, _ services: ServiceInfo) async throws {
         func peer(_ controlling: Bool) throws -> Peer {
             var c = IceAgent.Configuration(controlling: controlling)
             c.localAddresses = ["127.0.0.1"]
             c.policy = .relay
-            c.servers = [try IceServer("\(turn)?transport=\(transport)", username: s.turn_user, password: s.turn_password)]
+            c.servers = [try IceServer(url, username: services.turn_user, password: services.turn_password)]
             return try Peer(c)
         }
-        let logPath = try #require(s.turn_log)
-        let allocations = { (try? String(contentsOfFile: logPath, encoding: .utf8))?.components(separatedBy: "ALLOCATE processed, success").count ?? 0 }
-        let tcpConnections = { (try? String(contentsOfFile: logPath, encoding: .utf8))?.components(separatedBy: "tcp or tls connected").count ?? 0 }
-        let allocationsBefore = allocations(), tcpBefore = tcpConnections()
         let a = try peer(true), b = try peer(false)
         defer { a.agent.close(); b.agent.close() }
         try a.agent.gather()
         try b.agent.gather()
         #expect(await a.waitGathered())
         #expect(await b.waitGathered())
-        try #require(!a.candidates.isEmpty && !b.candidates.isEmpty)
+        try #require(!a.candidates.isEmpty && !b.candidates.isEmpty, "no relay candidate from \(url)")
         #expect(a.candidates.allSatisfy { $0.type == .relay })
         #expect(b.candidates.allSatisfy { $0.type == .relay })
         a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
@@ -93,9 +89,22 @@ final class Lines: @unchecked Sendable {
         let pair = try #require(a.agent.selectedPair)
         #expect(pair.local.type == .relay && pair.remote.type == .relay)
         await exchange(a, b, count: 200, paceMs: 2)
+    }
+
+    /// Occurrences of `text` in coturn's log.
+    func count(_ text: String, inLog path: String) -> Int {
+        ((try? String(contentsOfFile: path, encoding: .utf8))?.components(separatedBy: text).count ?? 1) - 1
+    }
+
+    func relayPair(_ transport: String) async throws {
+        let s = try await TestServices.shared()
+        let turn = try #require(s.turn_url), log = try #require(s.turn_log)
+        let allocationsBefore = count("ALLOCATE processed, success", inLog: log)
+        let tcpBefore = count("tcp or tls connected", inLog: log)
+        try await connectThroughRelay("\(turn)?transport=\(transport)", s)
         // coturn's log shows both agents' allocations (and, over TCP, their TCP connections).
-        #expect(allocations() - allocationsBefore >= 2)
-        if transport == "tcp" { #expect(tcpConnections() - tcpBefore >= 2) }
+        #expect(count("ALLOCATE processed, success", inLog: log) - allocationsBefore >= 2)
+        if transport == "tcp" { #expect(count("tcp or tls connected", inLog: log) - tcpBefore >= 2) }
     }
 
     @Test func relayPolicyOverTurnUDPConnectsRelayToRelay() async throws { try await relayPair("udp") }
@@ -109,33 +118,11 @@ final class Lines: @unchecked Sendable {
             try? FileManager.default.removeItem(atPath: dir)
         }
         let s = try await TestServices.start(dir: dir, ["--only", "turn", "--turn-tls"])
-        let turns = try #require(s.turns_url)
+        let turns = try #require(s.turns_url), log = try #require(s.turn_log)
         #expect(turns.hasPrefix("turns:127.0.0.1:"))
-        func peer(_ controlling: Bool) throws -> Peer {
-            var c = IceAgent.Configuration(controlling: controlling)
-            c.localAddresses = ["127.0.0.1"]
-            c.policy = .relay
-            c.servers = [try IceServer(turns, username: s.turn_user, password: s.turn_password)]
-            return try Peer(c)
-        }
-        let a = try peer(true), b = try peer(false)
-        defer { a.agent.close(); b.agent.close() }
-        try a.agent.gather()
-        try b.agent.gather()
-        #expect(await a.waitGathered())
-        #expect(await b.waitGathered())
-        try #require(!a.candidates.isEmpty && !b.candidates.isEmpty, "no relay candidate over TLS")
-        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
-        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
-        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
-        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
-        a.agent.endOfRemoteCandidates()
-        b.agent.endOfRemoteCandidates()
-        #expect(await a.waitState(.connected))
-        #expect(a.agent.selectedPair?.local.type == .relay)
-        await exchange(a, b, count: 100, paceMs: 2)
-        let log = try String(contentsOfFile: try #require(s.turn_log), encoding: .utf8)
-        #expect(log.contains("TLS"), "coturn's log shows the TLS connections")
+        try await connectThroughRelay(turns, s)
+        #expect(count("ALLOCATE processed, success", inLog: log) >= 2)
+        #expect(count("TLS", inLog: log) >= 1, "coturn's log shows the TLS connections")
     }
 
     @Test func wrongTurnCredentialsGiveAClearFailureNotAHang() async throws {

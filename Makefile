@@ -26,6 +26,7 @@ demo: build
 bench: bootstrap
 	$(SWIFT) build -c release --product peer-bench
 	scripts/services run --only router -- .build/release/peer-bench wamp 2000
+	.build/release/peer-bench srtp 100000
 
 clean:
 	rm -rf .build

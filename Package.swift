@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "peer", targets: ["peer"]),
         .library(name: "PeerAgent", targets: ["PeerAgent"]),
         .library(name: "SDP", targets: ["SDP"]),
+        .library(name: "RTP", targets: ["RTP"]),
     ],
     targets: [
         // C libraries (Debian packages named as providers).
@@ -40,7 +41,7 @@ let package = Package(
         .target(name: "PeerAgent",
                 dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
-        .executableTarget(name: "peer-bench", dependencies: ["WampClient"]),
+        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
 
         // Test support: the real router and STUN/TURN server, started through

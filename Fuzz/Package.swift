@@ -21,5 +21,10 @@ let package = Package(
             dependencies: [.product(name: "SDP", package: "peer")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
         ),
+        .executableTarget(
+            name: "FuzzRTP",
+            dependencies: [.product(name: "RTP", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
     ]
 )

@@ -6,6 +6,8 @@ import WampClient
 ///
 ///   peer-bench wamp [ROUND_TRIPS]   publish→event round trips per second through the
 ///                                   router, 1 KB payloads, one publication in flight
+///   peer-bench srtp [PACKETS]       RTP → SRTP protect → unprotect → parse packets per
+///                                   second, next to libsrtp's own protect rate
 @main
 struct Bench {
     static func main() async {
@@ -18,8 +20,18 @@ struct Bench {
                 exit(2)
             }
             await wampRoundTrips(count: count)
+        case "srtp":
+            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
+            guard count >= 1 else {
+                FileHandle.standardError.write(Data("peer-bench: PACKETS must be a whole number ≥ 1\n".utf8))
+                exit(2)
+            }
+            do { try SRTPBench.run(count: count) } catch {
+                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+                exit(1)
+            }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS]\n".utf8))
             exit(2)
         }
     }

@@ -53,7 +53,7 @@ let package = Package(
         .testTarget(name: "RTPTests", dependencies: ["RTP"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
-        .testTarget(name: "DTLSTests", dependencies: ["DTLS"]),
+        .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media"]),
         .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"]),
     ],

@@ -1,0 +1,424 @@
+import COpenSSL
+import EventLoop
+import Synchronization
+
+/// The state of a ``DTLSTransport``, as W3C `RTCDtlsTransportState`.
+public enum DTLSTransportState: String, Sendable, Equatable {
+    /// Created, ``DTLSTransport/start()`` not yet called.
+    case new
+    /// The handshake is running.
+    case connecting
+    /// The handshake finished, the peer certificate matched a fingerprint and the
+    /// SRTP keying material was exported.
+    case connected
+    /// Closed by ``DTLSTransport/close()`` or by the peer's close_notify.
+    case closed
+    /// The handshake or the fingerprint check failed; see ``DTLSTransport/error``.
+    case failed
+}
+
+/// The DTLS role: the client sends the ClientHello (`a=setup:active`), the server answers it.
+public enum DTLSRole: Sendable, Equatable {
+    /// The DTLS client (initiates the handshake).
+    case client
+    /// The DTLS server (waits for the ClientHello).
+    case server
+}
+
+/// Errors of ``DTLSTransport``.
+public enum DTLSError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// OpenSSL call `step` failed; `reason` is OpenSSL's error queue text.
+    case openSSL(step: String, reason: String)
+    /// The peer's certificate digest matches none of the expected fingerprints.
+    /// `expected` are the (algorithm, hex) pairs from the remote SDP, `actual` the
+    /// peer certificate's digests for those algorithms.
+    case fingerprintMismatch(expected: [String], actual: [String])
+    /// No fingerprint was given, or none with a supported algorithm (sha-256/384/512).
+    case noUsableFingerprint([String])
+    /// The peer did not present a certificate.
+    case noPeerCertificate
+    /// The handshake finished without an SRTP profile (the peer did not offer `use_srtp`).
+    case noSRTPProfile
+    /// The negotiated SRTP profile name is not one of ``SRTPProfile``.
+    case unknownSRTPProfile(String)
+    /// The exported keying material did not split (wrong length).
+    case keyingMaterial(SRTPError)
+
+    /// A sentence naming the failing step and the reason.
+    public var description: String {
+        switch self {
+        case let .openSSL(step, reason): "DTLS: OpenSSL \(step) failed: \(reason)"
+        case let .fingerprintMismatch(expected, actual):
+            "DTLS: peer certificate fingerprint \(actual.joined(separator: ", ")) matches none of \(expected.joined(separator: ", "))"
+        case let .noUsableFingerprint(given):
+            "DTLS: no usable remote fingerprint (sha-256/384/512) among [\(given.joined(separator: ", "))]"
+        case .noPeerCertificate: "DTLS: the peer presented no certificate"
+        case .noSRTPProfile: "DTLS: no SRTP profile negotiated (use_srtp)"
+        case let .unknownSRTPProfile(name): "DTLS: unsupported negotiated SRTP profile \(name)"
+        case let .keyingMaterial(error): "DTLS: \(error)"
+        }
+    }
+}
+
+/// DTLS 1.2 (RFC 6347) with the DTLS-SRTP extension (RFC 5764) over any datagram
+/// transport, built on OpenSSL with BIOs in memory: incoming datagrams are written into
+/// a memory BIO (one at a time), outgoing records are caught datagram by datagram by a
+/// small in-memory sink BIO and handed to `send`.
+///
+/// Threading rule: every OpenSSL call and all mutable transport state are confined to
+/// `loop`'s thread. The public methods may be called from any thread; they hop onto the
+/// loop. The observable results (``state``, ``error``, ``srtpProfile``,
+/// ``keyingMaterial``) are published behind one lock and may be read from any thread.
+/// `send` and `onStateChange` are called on the loop thread, never under the lock.
+///
+/// Lifetime: the transport holds itself only weakly in timers and loop closures; keep
+/// a reference until ``close()``.
+public final class DTLSTransport: @unchecked Sendable {
+    /// The role given at init.
+    public let role: DTLSRole
+    /// The SRTP profiles offered or accepted, most preferred first.
+    public let srtpProfiles: [SRTPProfile]
+    /// The path MTU in bytes the handshake records are cut to (1200).
+    public static let mtu = 1200
+    /// Label for `SSL_export_keying_material` (RFC 5764 §4.2).
+    public static let exporterLabel = "EXTRACTOR-dtls_srtp"
+
+    private let loop: EventLoop
+    private let send: @Sendable ([UInt8]) -> Void
+    private let onStateChange: @Sendable (DTLSTransportState) -> Void
+    private let remoteFingerprints: [(algorithm: String, hex: String)]
+
+    // Confined to the loop thread.
+    private let context: OpaquePointer
+    private let ssl: OpaquePointer
+    private let readBIO: OpaquePointer
+    private var outbox: [[UInt8]] = []
+    private var timer: UInt32 = 0
+    private var handshakeDone = false
+    private var loopState: DTLSTransportState = .new
+
+    private struct Published {
+        var state: DTLSTransportState = .new
+        var error: DTLSError?
+        var profile: SRTPProfile?
+        var material: SRTPKeyingMaterial?
+    }
+    private let published = Mutex(Published())
+
+    /// Creates a transport; nothing is sent before ``start()``.
+    /// - Parameters:
+    ///   - role: ``DTLSRole/client`` or ``DTLSRole/server`` (from the negotiated `a=setup`).
+    ///   - certificate: our certificate and key, presented to the peer.
+    ///   - remoteFingerprints: (algorithm, hex) pairs from the remote SDP `a=fingerprint`,
+    ///     algorithm "sha-256", "sha-384" or "sha-512", hex with or without colons, any case.
+    ///     The peer certificate must match at least one supported pair.
+    ///   - srtpProfiles: SRTP profiles in preference order (`use_srtp`); repeats are dropped.
+    ///   - send: called on the loop thread with each outgoing datagram.
+    ///   - loop: the event loop the transport is confined to (timers, callbacks).
+    ///   - onStateChange: called on the loop thread with each new state.
+    /// - Throws: ``DTLSError/openSSL(step:reason:)`` when setting up the OpenSSL context fails.
+    public init(role: DTLSRole, certificate: Certificate, remoteFingerprints: [(algorithm: String, hex: String)],
+                srtpProfiles: [SRTPProfile] = [.aeadAes128Gcm, .aes128CmSha1_80],
+                send: @escaping @Sendable ([UInt8]) -> Void, loop: EventLoop,
+                onStateChange: @escaping @Sendable (DTLSTransportState) -> Void = { _ in }) throws(DTLSError) {
+        self.role = role
+        var unique: [SRTPProfile] = []
+        for profile in srtpProfiles where !unique.contains(profile) { unique.append(profile) }
+        self.srtpProfiles = unique  // OpenSSL refuses a list naming a profile twice
+        self.remoteFingerprints = remoteFingerprints
+        self.send = send
+        self.loop = loop
+        self.onStateChange = onStateChange
+
+        guard let ctx = SSL_CTX_new(DTLS_method()) else { throw .openSSL(step: "SSL_CTX_new", reason: lastError()) }
+        func fail(_ step: String) -> DTLSError {
+            let error = DTLSError.openSSL(step: step, reason: lastError())
+            SSL_CTX_free(ctx)
+            return error
+        }
+        guard SSL_CTX_use_certificate(ctx, certificate.x509) == 1 else { throw fail("SSL_CTX_use_certificate") }
+        guard SSL_CTX_use_PrivateKey(ctx, certificate.privateKey) == 1 else { throw fail("SSL_CTX_use_PrivateKey") }
+        guard SSL_CTX_check_private_key(ctx) == 1 else { throw fail("SSL_CTX_check_private_key") }
+        // SSL_CTX_set_min/max_proto_version are macros.
+        guard SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MIN_PROTO_VERSION, Int(DTLS1_2_VERSION), nil) == 1,
+              SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, Int(DTLS1_2_VERSION), nil) == 1 else {
+            throw fail("SSL_CTX_set_min/max_proto_version(DTLS 1.2)")
+        }
+        // Self-signed certificates are expected: accept any chain here, the fingerprint
+        // from the SDP is checked once the handshake is done.
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, _ in 1 }
+        let names = unique.map(\.openSSLName).joined(separator: ":")
+        // Returns 0 on success, unlike most of OpenSSL.
+        guard !unique.isEmpty, SSL_CTX_set_tlsext_use_srtp(ctx, names) == 0 else {
+            throw fail("SSL_CTX_set_tlsext_use_srtp(\(names))")
+        }
+        guard let ssl = SSL_new(ctx) else { throw fail("SSL_new") }
+        guard let rbio = BIO_new(BIO_s_mem()), let method = sinkMethod, let wbio = BIO_new(method) else {
+            SSL_free(ssl)
+            throw fail("BIO_new")
+        }
+        // An empty memory BIO reports "retry" rather than EOF (BIO_set_mem_eof_return is a macro).
+        BIO_ctrl(rbio, BIO_C_SET_BUF_MEM_EOF_RETURN, -1, nil)
+        SSL_set_bio(ssl, rbio, wbio)
+        // Our datagrams go through a sink that cannot tell the MTU: fix it at 1200.
+        SSL_set_options(ssl, UInt64(1) << 12)  // SSL_OP_NO_QUERY_MTU
+        SSL_ctrl(ssl, SSL_CTRL_SET_MTU, Self.mtu, nil)  // SSL_set_mtu
+        SSL_ctrl(ssl, DTLS_CTRL_SET_LINK_MTU, Self.mtu, nil)  // DTLS_set_link_mtu
+        if role == .client { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
+        self.context = ctx
+        self.ssl = ssl
+        self.readBIO = rbio
+        BIO_set_data(wbio, Unmanaged.passUnretained(self).toOpaque())
+        BIO_set_init(wbio, 1)
+    }
+
+    deinit {
+        if timer != 0 { loop.cancelTimer(timer) }
+        SSL_free(ssl)  // frees both BIOs
+        SSL_CTX_free(context)
+    }
+
+    // MARK: Published results
+
+    /// The current state (any thread).
+    public var state: DTLSTransportState { published.withLock { $0.state } }
+    /// Why the transport failed, when ``state`` is ``DTLSTransportState/failed``.
+    public var error: DTLSError? { published.withLock { $0.error } }
+    /// The negotiated SRTP profile, once ``DTLSTransportState/connected``.
+    public var srtpProfile: SRTPProfile? { published.withLock { $0.profile } }
+    /// The exported SRTP keying material (RFC 5764 §4.2), once ``DTLSTransportState/connected``.
+    public var keyingMaterial: SRTPKeyingMaterial? { published.withLock { $0.material } }
+
+    // MARK: Public operations
+
+    /// Starts the handshake: the client sends its ClientHello, the server waits for one.
+    /// Does nothing unless the state is ``DTLSTransportState/new``.
+    public func start() {
+        loop.async { [weak self] in
+            guard let self, self.loopState == .new else { return }
+            self.setState(.connecting)
+            self.drive()
+        }
+    }
+
+    /// Feeds one incoming DTLS datagram (first byte 20–63, RFC 7983) from the peer.
+    /// A server that was not started yet starts on its first datagram.
+    public func receive(_ datagram: [UInt8]) {
+        loop.async { [weak self] in
+            guard let self else { return }
+            switch self.loopState {
+            case .new: self.setState(.connecting)
+            case .connecting, .connected: break
+            case .closed, .failed: return
+            }
+            guard !datagram.isEmpty, datagram.count <= Int(Int32.max) else { return }
+            let written = datagram.withUnsafeBytes { BIO_write(self.readBIO, $0.baseAddress, Int32($0.count)) }
+            guard written == Int32(datagram.count) else {
+                self.fail(.openSSL(step: "BIO_write", reason: lastError()))
+                return
+            }
+            self.drive()
+        }
+    }
+
+    /// Sends close_notify (when a handshake ran) and moves to ``DTLSTransportState/closed``.
+    /// Idempotent; does nothing once failed.
+    public func close() {
+        loop.async { [weak self] in
+            guard let self else { return }
+            switch self.loopState {
+            case .closed, .failed: return
+            case .connecting, .connected:
+                _ = SSL_shutdown(self.ssl)
+                ERR_clear_error()
+                self.flush()
+            case .new: break
+            }
+            self.cancelTimer()
+            self.setState(.closed)
+        }
+    }
+
+    // MARK: Loop-thread internals
+
+    /// Called by the sink BIO with each datagram OpenSSL writes.
+    fileprivate func enqueue(_ datagram: [UInt8]) { outbox.append(datagram) }
+
+    private func flush() {
+        let datagrams = outbox
+        outbox.removeAll()
+        for datagram in datagrams { send(datagram) }
+    }
+
+    private func setState(_ new: DTLSTransportState) {
+        guard loopState != new else { return }
+        loopState = new
+        published.withLock { $0.state = new }
+        onStateChange(new)
+    }
+
+    private func fail(_ error: DTLSError) {
+        cancelTimer()
+        loopState = .failed
+        published.withLock {
+            $0.error = error
+            $0.state = .failed
+        }
+        flush()  // e.g. an alert
+        onStateChange(.failed)
+    }
+
+    private func cancelTimer() {
+        if timer != 0 { loop.cancelTimer(timer) }
+        timer = 0
+    }
+
+    /// Runs the handshake (or reads application data once connected), sends what
+    /// OpenSSL wrote, and re-arms the retransmission timer.
+    private func drive() {
+        guard loopState == .connecting || loopState == .connected else { return }
+        if !handshakeDone {
+            ERR_clear_error()
+            let result = SSL_do_handshake(ssl)
+            if result == 1 {
+                handshakeDone = true
+                flush()
+                cancelTimer()
+                finishHandshake()
+            } else {
+                let code = SSL_get_error(ssl, result)
+                flush()
+                if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE {
+                    armTimer()
+                } else {
+                    fail(.openSSL(step: "SSL_do_handshake", reason: Self.sslErrorText(code)))
+                }
+                return
+            }
+        }
+        // Connected: drain records (application data is not used by DTLS-SRTP).
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        while loopState == .connected {
+            ERR_clear_error()
+            let n = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
+            if n > 0 { continue }
+            let code = SSL_get_error(ssl, n)
+            flush()
+            if code == SSL_ERROR_ZERO_RETURN {  // close_notify from the peer
+                _ = SSL_shutdown(ssl)
+                flush()
+                cancelTimer()
+                setState(.closed)
+            }
+            ERR_clear_error()
+            break
+        }
+    }
+
+    private func armTimer() {
+        cancelTimer()
+        var timeout = timeval()
+        // DTLSv1_get_timeout is a macro.
+        guard SSL_ctrl(ssl, DTLS_CTRL_GET_TIMEOUT, 0, &timeout) == 1 else { return }
+        let ms = max(1, Int(timeout.tv_sec) * 1000 + Int(timeout.tv_usec) / 1000)
+        timer = loop.after(milliseconds: UInt32(min(ms, 60_000))) { [weak self] in
+            guard let self else { return }
+            self.timer = 0
+            guard self.loopState == .connecting, !self.handshakeDone else { return }
+            // DTLSv1_handle_timeout is a macro.
+            if SSL_ctrl(self.ssl, DTLS_CTRL_HANDLE_TIMEOUT, 0, nil) < 0 {
+                self.flush()
+                self.fail(.openSSL(step: "DTLSv1_handle_timeout", reason: lastError()))
+                return
+            }
+            self.flush()
+            self.armTimer()
+        }
+    }
+
+    private func finishHandshake() {
+        // 1. The peer certificate against the SDP fingerprints.
+        guard let peer = SSL_get1_peer_certificate(ssl) else { return fail(.noPeerCertificate) }
+        defer { X509_free(peer) }
+        var expected: [String] = [], actual: [String] = [], matched = false
+        for (algorithm, hex) in remoteFingerprints {
+            let md: OpaquePointer?
+            switch algorithm.lowercased() {
+            case "sha-256": md = EVP_sha256()
+            case "sha-384": md = EVP_sha384()
+            case "sha-512": md = EVP_sha512()
+            default: continue
+            }
+            let want = hex.uppercased().filter { $0 != ":" }
+            expected.append("\(algorithm) \(want)")
+            var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
+            var length: UInt32 = 0
+            guard X509_digest(peer, md, &digest, &length) == 1 else {
+                return fail(.openSSL(step: "X509_digest", reason: lastError()))
+            }
+            let have = digest.prefix(Int(length)).map { b in
+                let h = String(b, radix: 16, uppercase: true)
+                return h.count == 1 ? "0" + h : h
+            }.joined()
+            actual.append("\(algorithm) \(have)")
+            if have == want { matched = true }
+        }
+        guard !expected.isEmpty else { return fail(.noUsableFingerprint(remoteFingerprints.map { "\($0.algorithm) \($0.hex)" })) }
+        guard matched else { return fail(.fingerprintMismatch(expected: expected, actual: actual)) }
+
+        // 2. The negotiated SRTP profile.
+        guard let selected = SSL_get_selected_srtp_profile(ssl) else { return fail(.noSRTPProfile) }
+        guard let cName = selected.pointee.name else { return fail(.noSRTPProfile) }
+        let name = String(cString: cName)
+        guard let profile = SRTPProfile(openSSLName: name) else { return fail(.unknownSRTPProfile(name)) }
+
+        // 3. Keying material, RFC 5764 §4.2.
+        var out = [UInt8](repeating: 0, count: profile.keyingMaterialLength)
+        let label = Self.exporterLabel
+        let ok = out.withUnsafeMutableBufferPointer { buffer in
+            SSL_export_keying_material(ssl, buffer.baseAddress, buffer.count, label, label.utf8.count, nil, 0, 0)
+        }
+        guard ok == 1 else { return fail(.openSSL(step: "SSL_export_keying_material", reason: lastError())) }
+        let material: SRTPKeyingMaterial
+        do { material = try SRTPKeyingMaterial(profile: profile, material: out) } catch { return fail(.keyingMaterial(error)) }
+        published.withLock {
+            $0.profile = profile
+            $0.material = material
+        }
+        setState(.connected)
+    }
+
+    private static func sslErrorText(_ code: Int32) -> String {
+        let queued = lastError()
+        return "SSL_get_error \(code): \(queued)"
+    }
+}
+
+// MARK: - The sink BIO
+
+/// A BIO method whose writes each become one outgoing datagram of the owning
+/// ``DTLSTransport`` (its BIO data); flush succeeds, other controls are unsupported.
+/// Created once (thread-safe lazy global), never mutated afterwards, never freed.
+nonisolated(unsafe) private let sinkMethod: OpaquePointer? = {
+    guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "peer DTLS datagram sink") else {
+        return nil
+    }
+    BIO_meth_set_write(method) { bio, data, length in
+        guard let bio, let data, length > 0, let owner = BIO_get_data(bio) else { return 0 }
+        let transport = Unmanaged<DTLSTransport>.fromOpaque(owner).takeUnretainedValue()
+        transport.enqueue(Array(UnsafeRawBufferPointer(start: data, count: Int(length))))
+        return length
+    }
+    BIO_meth_set_ctrl(method) { _, command, _, _ in
+        switch command {
+        case BIO_CTRL_FLUSH: 1
+        default: 0
+        }
+    }
+    BIO_meth_set_create(method) { _ in 1 }
+    BIO_meth_set_destroy(method) { bio in
+        if let bio { BIO_set_data(bio, nil) }
+        return 1
+    }
+    return method
+}()

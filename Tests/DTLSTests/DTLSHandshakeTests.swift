@@ -436,3 +436,13 @@ private final class UDPSocket: Sendable {
     /// The descriptor closes when the last reference (the reader thread's) goes.
     deinit { Glibc.close(fd) }
 }
+
+@Suite struct DTLSRoleTests {
+    @Test func roleFollowsOurNegotiatedSetup() {
+        #expect(DTLSRole(localSetup: "active") == .client)
+        #expect(DTLSRole(localSetup: "PASSIVE") == .server)
+        #expect(DTLSRole(localSetup: "actpass") == nil)
+        #expect(DTLSRole(localSetup: "holdconn") == nil)
+    }
+}
+

@@ -14,6 +14,13 @@ public final class Certificate: @unchecked Sendable {
     /// Validity in days from creation (notBefore is one day earlier, for clock skew).
     public let validityDays: Int
 
+    /// The process's certificate: made on first use, then the same for every call of
+    /// this process (its fingerprint goes into every local description).
+    /// - Throws: ``CertificateError`` if OpenSSL could not make it (and again on each call).
+    public static func shared() throws(CertificateError) -> Certificate {
+        try processCertificate.get()
+    }
+
     /// Generates a key pair and a self-signed certificate with subject `CN=<commonName>`,
     /// a random 63-bit serial number, SHA-256 signature, valid for `validityDays` days.
     /// - Throws: ``CertificateError/openSSL(step:reason:)`` naming the OpenSSL call that failed.
@@ -123,3 +130,9 @@ func lastError() -> String {
     ERR_error_string_n(code, &buffer, 256)
     return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
+
+/// Made once per process, on first use (a `let` global is initialised lazily and once).
+private let processCertificate: Result<Certificate, CertificateError> = Result { () throws(CertificateError) -> Certificate in
+    try Certificate()
+}
+

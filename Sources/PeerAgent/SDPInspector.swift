@@ -20,7 +20,7 @@ public enum SDPInspector {
     ///   cannot be answered, ``CertificateError`` if OpenSSL fails.
     public static func answer(_ text: String) throws -> String {
         let offer = try SessionDescription(parsing: text)
-        let certificate = try Certificate()
+        let certificate = try Certificate.shared()
         let options = LocalDescriptionOptions.fresh(fingerprint: Fingerprint(algorithm: "sha-256", value: try certificate.fingerprint()))
         return try JSEP.createAnswer(to: offer, options).serialized()
     }

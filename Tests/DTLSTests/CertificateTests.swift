@@ -14,6 +14,13 @@ import Testing
         #expect(abs(cert.secondsUntilExpiry - 30 * 86_400) < 60)
     }
 
+    @Test func oneCertificatePerProcess() throws {
+        let a = try Certificate.shared(), b = try Certificate.shared()
+        #expect(a === b)
+        #expect(try a.fingerprint() == (try b.fingerprint()))
+        #expect(try Certificate().fingerprint() != (try a.fingerprint()))
+    }
+
     @Test func fingerprintsHaveTheRightLengthsAndDifferPerCertificate() throws {
         let a = try Certificate(), b = try Certificate()
         let fa = try a.fingerprint()

@@ -235,8 +235,7 @@ public final class DTLSTransport: @unchecked Sendable {
     /// Sends close_notify (when a handshake ran) and moves to ``DTLSTransportState/closed``.
     /// Idempotent; does nothing once failed.
     public func close() {
-        loop.async { [weak self] in
-            guard let self else { return }
+        loop.async { [self] in  // strong: close_notify goes out even if the caller lets go now
             switch self.loopState {
             case .closed, .failed: return
             case .connecting, .connected:
@@ -320,6 +319,9 @@ public final class DTLSTransport: @unchecked Sendable {
                 flush()
                 cancelTimer()
                 setState(.closed)
+            } else if code == SSL_ERROR_SSL || code == SSL_ERROR_SYSCALL {  // fatal alert or broken record layer
+                fail(.openSSL(step: "SSL_read", reason: Self.sslErrorText(code)))
+                return
             }
             ERR_clear_error()
             break

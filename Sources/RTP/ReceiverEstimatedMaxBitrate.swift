@@ -31,6 +31,7 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         guard id == Array("REMB".utf8) else { throw .missingREMBIdentifier(offset: idAt) }
         let countAt = r.offset
         let count = Int(try rtcp { () throws(ByteReaderError) in try r.u8("REMB Num SSRC") })
+        let bitrateAt = r.offset
         let word = try rtcp { () throws(ByteReaderError) in try r.u24("REMB BR Exp/Mantissa") }
         let exp = UInt64(word >> 18)
         let mantissa = UInt64(word & 0x3_FFFF)
@@ -39,8 +40,9 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         }
         var ssrcs: [UInt32] = []
         for _ in 0..<count { ssrcs.append(try rtcp { () throws(ByteReaderError) in try r.u32("REMB SSRC") }) }
-        // exp is at most 63; an 18-bit mantissa shifted that far overflows, so saturate.
-        let bitrate = exp > 46 ? (mantissa == 0 ? 0 : UInt64.max) : mantissa << exp
+        // exp is at most 63; an 18-bit mantissa shifted past bit 63 is no real bitrate.
+        guard exp <= 46 || mantissa == 0 else { throw .rembBitrateOverflow(offset: bitrateAt, exponent: Int(exp)) }
+        let bitrate = exp > 46 ? 0 : mantissa << exp
         self.init(senderSSRC: s, bitrate: bitrate, ssrcs: ssrcs)
     }
 

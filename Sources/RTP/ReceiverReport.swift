@@ -25,7 +25,9 @@ public struct ReceiverReport: Equatable, Sendable {
         let ssrc = try rtcp { () throws(ByteReaderError) in try r.u32("SSRC") }
         var reports: [ReceptionReport] = []
         for _ in 0..<h.count { reports.append(try ReceptionReport.read(&r)) }
+        let extAt = r.offset
         let ext = try rtcp { () throws(ByteReaderError) in try r.take(r.remaining, "profile extension") }
+        guard ext.count % 4 == 0 else { throw .extensionNotWordAligned(offset: extAt, length: ext.count) }
         self.init(ssrc: ssrc, reports: reports, profileExtension: ext)
     }
 

@@ -41,7 +41,9 @@ public struct SenderReport: Equatable, Sendable {
         }
         var reports: [ReceptionReport] = []
         for _ in 0..<h.count { reports.append(try ReceptionReport.read(&r)) }
+        let extAt = r.offset
         let ext = try rtcp { () throws(ByteReaderError) in try r.take(r.remaining, "profile extension") }
+        guard ext.count % 4 == 0 else { throw .extensionNotWordAligned(offset: extAt, length: ext.count) }
         self.init(ssrc: fixed.0, ntpTimestamp: fixed.1, rtpTimestamp: fixed.2, packetCount: fixed.3,
                   octetCount: fixed.4, reports: reports, profileExtension: ext)
     }

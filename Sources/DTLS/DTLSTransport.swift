@@ -106,6 +106,8 @@ public final class DTLSTransport: @unchecked Sendable {
     private var outbox: [[UInt8]] = []
     private var timer: UInt32 = 0
     private var handshakeDone = false
+    /// Set by the verify callback when the peer's certificate matches no fingerprint.
+    private var verifyFailure: DTLSError?
     private var loopState: DTLSTransportState = .new
 
     private struct Published {
@@ -155,9 +157,17 @@ public final class DTLSTransport: @unchecked Sendable {
               SSL_CTX_ctrl(ctx, SSL_CTRL_SET_MAX_PROTO_VERSION, Int(DTLS1_2_VERSION), nil) == 1 else {
             throw fail("SSL_CTX_set_min/max_proto_version(DTLS 1.2)")
         }
-        // Self-signed certificates are expected: accept any chain here, the fingerprint
-        // from the SDP is checked once the handshake is done.
-        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, _ in 1 }
+        // Self-signed certificates are expected: the chain is not checked, the peer's
+        // certificate is compared with the SDP fingerprints right in the handshake, so a
+        // mismatch sends a bad_certificate alert and fails both sides.
+        SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER | SSL_VERIFY_FAIL_IF_NO_PEER_CERT) { _, store in
+            guard let store, X509_STORE_CTX_get_error_depth(store) == 0 else { return 1 }
+            guard let ssl = X509_STORE_CTX_get_ex_data(store, SSL_get_ex_data_X509_STORE_CTX_idx()),
+                  let owner = SSL_get_ex_data(OpaquePointer(ssl), 0),
+                  let certificate = X509_STORE_CTX_get_current_cert(store) else { return 1 }
+            let transport = Unmanaged<DTLSTransport>.fromOpaque(owner).takeUnretainedValue()
+            return transport.verifyPeer(certificate) ? 1 : 0
+        }
         let names = unique.map(\.openSSLName).joined(separator: ":")
         // Returns 0 on success, unlike most of OpenSSL.
         guard !unique.isEmpty, SSL_CTX_set_tlsext_use_srtp(ctx, names) == 0 else {
@@ -173,6 +183,7 @@ public final class DTLSTransport: @unchecked Sendable {
         SSL_set_bio(ssl, rbio, wbio)
         // Our datagrams go through a sink that cannot tell the MTU: fix it at 1200.
         SSL_set_options(ssl, UInt64(1) << 12)  // SSL_OP_NO_QUERY_MTU
+        SSL_set_options(ssl, UInt64(1) << 30)  // SSL_OP_NO_RENEGOTIATION: the checked certificate stays
         SSL_ctrl(ssl, SSL_CTRL_SET_MTU, Self.mtu, nil)  // SSL_set_mtu
         SSL_ctrl(ssl, DTLS_CTRL_SET_LINK_MTU, Self.mtu, nil)  // DTLS_set_link_mtu
         if role == .client { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
@@ -180,6 +191,7 @@ public final class DTLSTransport: @unchecked Sendable {
         self.ssl = ssl
         self.readBIO = rbio
         BIO_set_data(wbio, Unmanaged.passUnretained(self).toOpaque())
+        SSL_set_ex_data(ssl, 0, Unmanaged.passUnretained(self).toOpaque())  // for the verify callback
         BIO_set_init(wbio, 1)
     }
 
@@ -301,7 +313,7 @@ public final class DTLSTransport: @unchecked Sendable {
                 if code == SSL_ERROR_WANT_READ || code == SSL_ERROR_WANT_WRITE {
                     armTimer()
                 } else {
-                    fail(.openSSL(step: "SSL_do_handshake", reason: Self.sslErrorText(code)))
+                    fail(verifyFailure ?? .openSSL(step: "SSL_do_handshake", reason: Self.sslErrorText(code)))
                 }
                 return
             }
@@ -349,10 +361,19 @@ public final class DTLSTransport: @unchecked Sendable {
         }
     }
 
-    private func finishHandshake() {
-        // 1. The peer certificate against the SDP fingerprints.
-        guard let peer = SSL_get1_peer_certificate(ssl) else { return fail(.noPeerCertificate) }
-        defer { X509_free(peer) }
+    /// Compares `certificate` with the remote SDP fingerprints (loop thread, from the
+    /// verify callback). False, with ``verifyFailure`` set, when none matches.
+    fileprivate func verifyPeer(_ certificate: OpaquePointer) -> Bool {
+        switch fingerprintCheck(certificate) {
+        case .success: return true
+        case .failure(let error):
+            verifyFailure = error
+            return false
+        }
+    }
+
+    /// The peer certificate's digests against the remote SDP fingerprints (sha-256/384/512).
+    private func fingerprintCheck(_ peer: OpaquePointer) -> Result<Void, DTLSError> {
         var expected: [String] = [], actual: [String] = [], matched = false
         for (algorithm, hex) in remoteFingerprints {
             let md: OpaquePointer?
@@ -367,7 +388,7 @@ public final class DTLSTransport: @unchecked Sendable {
             var digest = [UInt8](repeating: 0, count: Int(EVP_MAX_MD_SIZE))
             var length: UInt32 = 0
             guard X509_digest(peer, md, &digest, &length) == 1 else {
-                return fail(.openSSL(step: "X509_digest", reason: lastError()))
+                return .failure(.openSSL(step: "X509_digest", reason: lastError()))
             }
             let have = digest.prefix(Int(length)).map { b in
                 let h = String(b, radix: 16, uppercase: true)
@@ -376,8 +397,17 @@ public final class DTLSTransport: @unchecked Sendable {
             actual.append("\(algorithm) \(have)")
             if have == want { matched = true }
         }
-        guard !expected.isEmpty else { return fail(.noUsableFingerprint(remoteFingerprints.map { "\($0.algorithm) \($0.hex)" })) }
-        guard matched else { return fail(.fingerprintMismatch(expected: expected, actual: actual)) }
+        guard !expected.isEmpty else { return .failure(.noUsableFingerprint(remoteFingerprints.map { "\($0.algorithm) \($0.hex)" })) }
+        guard matched else { return .failure(.fingerprintMismatch(expected: expected, actual: actual)) }
+        return .success(())
+    }
+
+    private func finishHandshake() {
+        // 1. The peer certificate against the SDP fingerprints (checked again here: a
+        //    resumed or renegotiated session would not run the verify callback).
+        guard let peer = SSL_get1_peer_certificate(ssl) else { return fail(.noPeerCertificate) }
+        defer { X509_free(peer) }
+        if case .failure(let error) = fingerprintCheck(peer) { return fail(error) }
 
         // 2. The negotiated SRTP profile.
         guard let selected = SSL_get_selected_srtp_profile(ssl) else { return fail(.noSRTPProfile) }

@@ -69,9 +69,12 @@ private final class LossyWire: Sendable {
     private let seed: Mutex<UInt64>
     let dropped = Atomic<Int>(0)
     let delivered = Atomic<Int>(0)
+    /// The largest datagram carried, bytes (DTLS must keep within its 1200-byte MTU).
+    let largest = Mutex(0)
     init(seed: UInt64) { self.seed = Mutex(seed) }
 
     func carry(_ datagram: [UInt8], loop: EventLoop) {
+        largest.withLock { $0 = max($0, datagram.count) }
         let r = seed.withLock { s -> UInt64 in
             s = s &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
             return s >> 33
@@ -148,6 +151,10 @@ private final class LossyWire: Sendable {
         #expect(both, "client \(client.state) \(String(describing: client.error)), server \(server.state) \(String(describing: server.error))")
         let dropped = toServer.dropped.load(ordering: .relaxed) + toClient.dropped.load(ordering: .relaxed)
         #expect(dropped > 0, "the wire dropped nothing: retransmission untested")
+        for wire in [toServer, toClient] {
+            let largest = wire.largest.withLock { $0 }
+            #expect(largest > 0 && largest <= 1200, "a datagram of \(largest) bytes: over the 1200-byte MTU")
+        }
         #expect(client.srtpProfile == .aeadAes128Gcm)
         let c = try #require(client.keyingMaterial)
         #expect(c == server.keyingMaterial)
@@ -171,6 +178,10 @@ private final class LossyWire: Sendable {
         #expect(actual.count == 1 && actual[0].hasPrefix("sha-256 ") && actual[0] != expected[0])
         #expect(client.keyingMaterial == nil)
         #expect(client.srtpProfile == nil)
+        // The check runs inside the handshake: the server gets bad_certificate and fails too.
+        let serverFailed = await waitUntil(seconds: 10) { server.state == .failed }
+        #expect(serverFailed, "server is \(server.state)")
+        #expect(server.keyingMaterial == nil)
         // Once failed, the transport ignores further input and close().
         client.close()
         try await Task.sleep(for: .milliseconds(100))

@@ -23,11 +23,7 @@ public struct ReceiverReport: Equatable, Sendable {
             throw .countInconsistentWithLength(offset: 0, count: Int(h.count), length: h.packetLength)
         }
         let ssrc = try rtcp { () throws(ByteReaderError) in try r.u32("SSRC") }
-        var reports: [ReceptionReport] = []
-        for _ in 0..<h.count { reports.append(try ReceptionReport.read(&r)) }
-        let extAt = r.offset
-        let ext = try rtcp { () throws(ByteReaderError) in try r.take(r.remaining, "profile extension") }
-        guard ext.count % 4 == 0 else { throw .extensionNotWordAligned(offset: extAt, length: ext.count) }
+        let (reports, ext) = try ReceptionReport.readBlocksAndExtension(count: Int(h.count), &r)
         self.init(ssrc: ssrc, reports: reports, profileExtension: ext)
     }
 

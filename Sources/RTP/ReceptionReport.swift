@@ -28,6 +28,18 @@ public struct ReceptionReport: Equatable, Sendable {
         self.delaySinceLastSenderReport = delaySinceLastSenderReport
     }
 
+    /// Reads the `count` report blocks of an SR or RR and the profile-specific extension
+    /// after them (RFC 3550 §6.4.1), which must be whole 32-bit words.
+    /// Throws `.truncated`, `.extensionNotWordAligned`.
+    static func readBlocksAndExtension(count: Int, _ r: inout ByteReader) throws(RTCPError) -> (reports: [ReceptionReport], extension: [UInt8]) {
+        var reports: [ReceptionReport] = []
+        for _ in 0..<count { reports.append(try read(&r)) }
+        let extAt = r.offset
+        let ext = try rtcp { () throws(ByteReaderError) in try r.take(r.remaining, "profile extension") }
+        guard ext.count % 4 == 0 else { throw .extensionNotWordAligned(offset: extAt, length: ext.count) }
+        return (reports, ext)
+    }
+
     /// Reads 24 bytes. Throws `.truncated`.
     static func read(_ r: inout ByteReader) throws(RTCPError) -> ReceptionReport {
         try rtcp { () throws(ByteReaderError) in

@@ -39,11 +39,7 @@ public struct SenderReport: Equatable, Sendable {
             (try r.u32("SSRC"), try r.u64("NTP timestamp"), try r.u32("RTP timestamp"),
              try r.u32("packet count"), try r.u32("octet count"))
         }
-        var reports: [ReceptionReport] = []
-        for _ in 0..<h.count { reports.append(try ReceptionReport.read(&r)) }
-        let extAt = r.offset
-        let ext = try rtcp { () throws(ByteReaderError) in try r.take(r.remaining, "profile extension") }
-        guard ext.count % 4 == 0 else { throw .extensionNotWordAligned(offset: extAt, length: ext.count) }
+        let (reports, ext) = try ReceptionReport.readBlocksAndExtension(count: Int(h.count), &r)
         self.init(ssrc: fixed.0, ntpTimestamp: fixed.1, rtpTimestamp: fixed.2, packetCount: fixed.3,
                   octetCount: fixed.4, reports: reports, profileExtension: ext)
     }

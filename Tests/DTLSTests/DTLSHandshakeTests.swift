@@ -29,11 +29,6 @@ private func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
     return condition()
 }
 
-/// Runs blocking `body` on a thread of its own, so the cooperative pool never blocks.
-private func offload<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await TestServices.offload(body)
-}
-
 /// The four parts of the keying material concatenated in RFC 5764 §4.2 order.
 private func exported(_ m: SRTPKeyingMaterial) -> [UInt8] { m.clientKey + m.serverKey + m.clientSalt + m.serverSalt }
 
@@ -195,7 +190,7 @@ private final class LossyWire: Sendable {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let ours = try Certificate(commonName: "peer-server")
         try ours.pem.write(toFile: dir + "/ours.pem", atomically: true, encoding: .utf8)
-        let fingerprint = try await offload { try makeOpenSSLCertificate(in: dir, commonName: "openssl-client") }
+        let fingerprint = try await TestServices.offload { try makeOpenSSLCertificate(in: dir, commonName: "openssl-client") }
 
         // Our UDP socket answers whoever sends first (s_client).
         let udp = try UDPSocket()
@@ -244,7 +239,7 @@ private final class LossyWire: Sendable {
         let ended = await waitUntil(seconds: 5) { !client.isRunning }
         #expect(ended || output.value.contains("closed"), "openssl: \(output.value)")
         kill(pid, SIGKILL)
-        try await offload { client.waitUntilExit() }
+        try await TestServices.offload { client.waitUntilExit() }
     }
 
     @Test func clientAgainstOpenSSLServerExportsTheSameKeyingMaterial() async throws {
@@ -255,7 +250,7 @@ private final class LossyWire: Sendable {
         try ours.pem.write(toFile: dir + "/ours.pem", atomically: true, encoding: .utf8)
 
         // A key and self-signed certificate for openssl, and its SHA-256 fingerprint.
-        let fingerprint = try await offload { try makeOpenSSLCertificate(in: dir, commonName: "openssl-server") }
+        let fingerprint = try await TestServices.offload { try makeOpenSSLCertificate(in: dir, commonName: "openssl-server") }
 
         // Our UDP socket (the client side), then a free port for openssl.
         let udp = try UDPSocket()
@@ -307,7 +302,7 @@ private final class LossyWire: Sendable {
         client.close()
         _ = await waitUntil(seconds: 2) { client.state == .closed }
         kill(pid, SIGKILL)  // SIGTERM is blocked in children of the test process (inherited signal mask)
-        try await offload { server.waitUntilExit() }
+        try await TestServices.offload { server.waitUntilExit() }
     }
 }
 

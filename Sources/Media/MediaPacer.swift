@@ -1,0 +1,145 @@
+import Dispatch
+import Foundation
+
+/// Delivers items (video frames, audio blocks) in real time by their media
+/// timestamps, on a serial dispatch queue (the media queue of one track).
+///
+/// The pacer pulls the next item, waits until its timestamp is due, hands it to
+/// `deliver`, and pulls again. Deadlines are absolute — `start + timestamp /
+/// clockRate` on the monotonic clock — so timer jitter never accumulates into
+/// drift. When the queue falls behind (a slow encoder) items are delivered at
+/// once; when it falls behind by more than ``maximumLagMs`` the schedule is
+/// re-based to now, so a stall does not end in a burst. A gap in timestamps
+/// (an IVF file with a pause) is waited out like any other deadline.
+///
+/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `queue`;
+/// the mutable state is confined to it, hence `@unchecked Sendable`.
+public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
+    /// The queue every callback runs on.
+    public let queue: DispatchQueue
+    /// Ticks per second of the items' timestamps (90 000 for video, 48 000 for audio).
+    public let clockRate: Int64
+    /// How late (ms) delivery may fall before the schedule is re-based; default 500 ms.
+    public var maximumLagMs: Int64 = 500
+
+    private let pull: () throws -> Item?
+    private let timestamp: (Item) -> Int64
+    private let deliver: (Item) -> Void
+    private let finished: (Error?) -> Void
+    private var baseNanos: UInt64 = 0
+    private var baseTimestamp: Int64 = 0
+    private var lastTimestamp: Int64?
+    private var timer: DispatchSourceTimer?
+    private var running = false
+    private var delivered = 0
+    private var rebased = 0
+
+    /// Creates a stopped pacer.
+    ///
+    /// - Parameters:
+    ///   - queue: the serial queue every callback runs on.
+    ///   - clockRate: ticks per second of `timestamp(item)`; must be ≥ 1.
+    ///   - pull: returns the next item, nil at the end of the source, or throws
+    ///     (the pacer stops and passes the error to `finished`).
+    ///   - timestamp: the item's media timestamp in `clockRate` ticks; expected not to decrease.
+    ///   - deliver: called with each item when it is due.
+    ///   - finished: called once when the source ends (nil) or fails (the error);
+    ///     not called after ``stop()``.
+    public init(queue: DispatchQueue, clockRate: Int64, pull: @escaping () throws -> Item?,
+                timestamp: @escaping (Item) -> Int64, deliver: @escaping (Item) -> Void,
+                finished: @escaping (Error?) -> Void) {
+        self.queue = queue
+        self.clockRate = max(1, clockRate)
+        self.pull = pull
+        self.timestamp = timestamp
+        self.deliver = deliver
+        self.finished = finished
+    }
+
+    /// Starts pacing: the first item is delivered at once, the rest on their deadlines.
+    /// Calling it while running does nothing.
+    public func start() {
+        queue.async { [self] in
+            guard !running else { return }
+            running = true
+            baseNanos = DispatchTime.now().uptimeNanoseconds
+            lastTimestamp = nil
+            step()
+        }
+    }
+
+    /// Stops pacing; no callback runs after the queue has processed this call.
+    public func stop() {
+        queue.async { [self] in
+            running = false
+            timer?.cancel()
+            timer = nil
+        }
+    }
+
+    /// Items delivered so far and how many times the schedule was re-based.
+    /// Waits for ``queue``: never read it from a callback (that would deadlock).
+    public var counts: (delivered: Int, rebased: Int) {
+        queue.sync { (delivered, rebased) }
+    }
+
+    /// Pulls one item and schedules it (runs on `queue`).
+    private func step() {
+        guard running else { return }
+        let item: Item?
+        do { item = try pull() } catch {
+            running = false
+            finished(error)
+            return
+        }
+        guard let item else {
+            running = false
+            finished(nil)
+            return
+        }
+        let ts = timestamp(item)
+        if lastTimestamp == nil { baseTimestamp = ts }
+        if let last = lastTimestamp, ts < last {
+            // A source going backwards (a looping file that restarts its clock): continue from now.
+            rebase(to: ts)
+        }
+        lastTimestamp = ts
+        let now = DispatchTime.now().uptimeNanoseconds
+        var due = dueNanos(ts)
+        if now > due, (now - due) / 1_000_000 > UInt64(maximumLagMs) {
+            rebase(to: ts)
+            due = now
+        }
+        if due <= now {
+            // Through the queue, not a direct call: a run of late items must not recurse.
+            queue.async { [self] in deliverAndContinue(item) }
+        } else {
+            let t = timer ?? {
+                let t = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
+                t.resume()
+                timer = t
+                return t
+            }()
+            t.setEventHandler { [weak self] in self?.deliverAndContinue(item) }
+            t.schedule(deadline: DispatchTime(uptimeNanoseconds: due), leeway: .microseconds(200))
+        }
+    }
+
+    private func deliverAndContinue(_ item: Item) {
+        guard running else { return }
+        delivered += 1
+        deliver(item)
+        step()
+    }
+
+    private func dueNanos(_ ts: Int64) -> UInt64 {
+        let offset = max(0, ts - baseTimestamp)
+        return baseNanos + UInt64(offset) * 1_000_000_000 / UInt64(clockRate)
+    }
+
+    private func rebase(to ts: Int64) {
+        rebased += 1
+        baseNanos = DispatchTime.now().uptimeNanoseconds
+        baseTimestamp = ts
+    }
+}

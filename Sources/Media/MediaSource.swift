@@ -1,0 +1,66 @@
+import Dispatch
+
+/// What a video source yields: raw frames to encode, or VP8 frames already
+/// encoded (an IVF file passed through without re-encoding).
+public enum VideoSourceFrame: Sendable {
+    /// An uncompressed I420 frame for the VP8 encoder.
+    case raw(I420Frame)
+    /// An encoded VP8 frame, sent as it is.
+    case encoded(EncodedVideoFrame)
+
+    /// The frame's presentation time in 90 kHz ticks from the start of the stream.
+    public var timestamp: Int64 {
+        switch self {
+        case let .raw(f): return f.timestamp
+        case let .encoded(f): return f.timestamp
+        }
+    }
+}
+
+/// A source of video frames, pulled one at a time by a ``MediaPacer`` on the
+/// track's media queue (it is used from that one queue only).
+public protocol VideoSource: AnyObject {
+    /// Nominal frames per second (for the encoder's configuration).
+    var frameRate: Double { get }
+    /// Width and height in pixels of the frames this source yields.
+    var dimensions: (width: Int, height: Int) { get }
+    /// The next frame, nil at the end; timestamps (90 kHz) do not decrease
+    /// except when a looping source starts over.
+    /// Throws the source's own error type (a file read or format error).
+    func nextFrame() throws -> VideoSourceFrame?
+}
+
+/// A source of audio, pulled one block at a time (48 kHz, 16-bit) by a
+/// ``MediaPacer`` on the track's media queue.
+public protocol AudioSource: AnyObject {
+    /// Channel count: 1 or 2.
+    var channels: Int { get }
+    /// The next `sampleCount` samples per channel, nil at the end; a last
+    /// short block is padded with silence. Timestamps are 48 kHz ticks.
+    /// Throws the source's own error type.
+    func nextFrame(sampleCount: Int) throws -> AudioFrame?
+}
+
+extension MediaPacer where Item == VideoSourceFrame {
+    /// A pacer that pulls `source` at its frames' 90 kHz timestamps on `queue`.
+    /// `deliver` and `finished` run on `queue`.
+    public convenience init(video source: VideoSource, queue: DispatchQueue,
+                            deliver: @escaping (VideoSourceFrame) -> Void,
+                            finished: @escaping (Error?) -> Void) {
+        self.init(queue: queue, clockRate: 90_000, pull: { try source.nextFrame() },
+                  timestamp: { $0.timestamp }, deliver: deliver, finished: finished)
+    }
+}
+
+extension MediaPacer where Item == AudioFrame {
+    /// A pacer that pulls `source` in blocks of `frameDurationMs` (10/20/40/60 ms
+    /// for Opus) at their 48 kHz timestamps on `queue`.
+    public convenience init(audio source: AudioSource, frameDurationMs: Int, queue: DispatchQueue,
+                            deliver: @escaping (AudioFrame) -> Void,
+                            finished: @escaping (Error?) -> Void) {
+        let count = AudioFrame.sampleRate * frameDurationMs / 1000
+        self.init(queue: queue, clockRate: Int64(AudioFrame.sampleRate),
+                  pull: { try source.nextFrame(sampleCount: count) },
+                  timestamp: { $0.timestamp }, deliver: deliver, finished: finished)
+    }
+}

@@ -1,0 +1,92 @@
+import Dispatch
+import Foundation
+import Testing
+@testable import Media
+
+/// A fixed list of (timestamp) items; optionally throws at one index.
+private final class ListSource: @unchecked Sendable {
+    var timestamps: [Int64]
+    var index = 0
+    let failAt: Int?
+    init(_ timestamps: [Int64], failAt: Int? = nil) { self.timestamps = timestamps; self.failAt = failAt }
+    func next() throws -> Int64? {
+        if index == failAt { throw MediaFrameError.badChannelCount(index) }
+        guard index < timestamps.count else { return nil }
+        defer { index += 1 }
+        return timestamps[index]
+    }
+}
+
+/// Delivery times (monotonic ns) of each item, collected on the media queue.
+private final class Deliveries: @unchecked Sendable {
+    var items: [(ts: Int64, at: UInt64)] = []
+}
+
+/// Holds the continuation the pacer's `finished` callback resumes.
+private final class Finish: @unchecked Sendable {
+    var continuation: CheckedContinuation<Error?, Never>?
+}
+
+private func pace(_ source: ListSource, clockRate: Int64 = 90_000,
+                  onDeliver: @escaping @Sendable (Int64) -> Void = { _ in }) async -> (Deliveries, Error?, MediaPacer<Int64>) {
+    let got = Deliveries()
+    let finish = Finish()
+    let pacer = MediaPacer<Int64>(queue: DispatchQueue(label: "test.media"), clockRate: clockRate,
+                                  pull: { try source.next() }, timestamp: { $0 },
+                                  deliver: { ts in got.items.append((ts, DispatchTime.now().uptimeNanoseconds)); onDeliver(ts) },
+                                  finished: { finish.continuation?.resume(returning: $0) })
+    let error = await withCheckedContinuation { continuation in
+        finish.continuation = continuation  // set before start(): finished runs only after start
+        pacer.start()
+    }
+    return (got, error, pacer)
+}
+
+@Suite struct MediaPacerTests {
+    @Test func thirtyFramesAtThirtyFpsTakeTwentyNineThirtiethsOfASecond() async throws {
+        let ts = (0..<30).map { Int64($0) * 3_000 }  // 30 fps in 90 kHz ticks
+        let (got, error, pacer) = await pace(ListSource(ts))
+        #expect(error == nil)
+        #expect(got.items.map(\.ts) == ts)
+        let start = try #require(got.items.first?.at)
+        let elapsedMs = Double((got.items.last?.at ?? 0) - start) / 1e6
+        print("pacer: 30 frames in \(String(format: "%.1f", elapsedMs)) ms (ideal 966.7)")
+        #expect(abs(elapsedMs - 966.7) < 60)
+        // No item early: each is due at start + ts/90 ms (1 ms tolerance for timer leeway).
+        for item in got.items {
+            let dueMs = Double(item.ts) / 90
+            #expect(Double(item.at - start) / 1e6 >= dueMs - 1)
+        }
+        #expect(pacer.counts.delivered == 30)
+        #expect(pacer.counts.rebased == 0)
+    }
+
+    @Test func aGapInTimestampsIsWaitedOut() async throws {
+        // 48 kHz audio blocks of 20 ms with a 200 ms pause after the second.
+        let ts: [Int64] = [0, 960, 960 + 9_600, 960 + 9_600 + 960]
+        let (got, error, _) = await pace(ListSource(ts), clockRate: 48_000)
+        #expect(error == nil)
+        let start = try #require(got.items.first?.at)
+        let gapMs = Double(got.items[2].at - start) / 1e6
+        #expect(gapMs >= 219 && gapMs < 280)
+    }
+
+    @Test func aSourceErrorEndsPacingWithThatError() async throws {
+        let (got, error, _) = await pace(ListSource([0, 3_000, 6_000, 9_000], failAt: 2))
+        #expect(got.items.count == 2)
+        #expect(error as? MediaFrameError == .badChannelCount(2))
+    }
+
+    @Test func aStallLongerThanTheMaximumLagRebasesInsteadOfBursting() async throws {
+        let ts = (0..<12).map { Int64($0) * 3_000 }
+        let (got, error, pacer) = await pace(ListSource(ts)) { t in
+            if t == 3_000 { usleep(700_000) }  // on the media queue, not the test's thread
+        }
+        #expect(error == nil)
+        #expect(pacer.counts.rebased == 1)
+        // After the stall frames keep their ~33 ms spacing instead of arriving at once.
+        let after = got.items.suffix(8).map(\.at)
+        let spacingMs = zip(after.dropFirst(), after).map { Double($0 - $1) / 1e6 }
+        #expect(spacingMs.allSatisfy { $0 > 25 }, "spacing after the stall: \(spacingMs)")
+    }
+}

@@ -23,7 +23,8 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
     case notWAVE(found: String)
     /// The "fmt " chunk at byte `offset` is shorter than 16 bytes (`size`).
     case shortFormatChunk(offset: Int64, size: Int64)
-    /// A format tag other than 1 (PCM) or 0xFFFE with a PCM sub-format.
+    /// A format tag other than 1 (PCM); for WAVE_FORMAT_EXTENSIBLE (0xFFFE), the sub-format's tag
+    /// (e.g. 3 for IEEE float).
     case unsupportedFormatTag(Int)
     /// A sample rate other than 48000 Hz.
     case unsupportedSampleRate(Int)
@@ -248,7 +249,7 @@ public final class WAVReader {
                 var tag = f.mediaLE16(0)
                 // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID's first two bytes are the real tag.
                 if tag == 0xFFFE && f.count >= 26 { tag = f.mediaLE16(24) }
-                guard tag == 1 else { throw .unsupportedFormatTag(f.mediaLE16(0) == 0xFFFE ? 0xFFFE : tag) }
+                guard tag == 1 else { throw .unsupportedFormatTag(tag) }
                 let ch = f.mediaLE16(2), rate = Int(f.mediaLE32(4)), bits = f.mediaLE16(14)
                 guard bits == 16 else { throw .unsupportedBitDepth(bits) }
                 guard rate == AudioFrame.sampleRate else { throw .unsupportedSampleRate(rate) }

@@ -236,8 +236,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         do throws(MediaIOError) { file = try MediaFileDescriptor(path: path, writing: true) } catch { throw .io(error) }
         stream = .allocate(capacity: 1)
         guard ogg_stream_init(stream, self.serial) == 0 else {
-            stream.deallocate()
-            open = false
+            open = false  // deinit deallocates `stream` and skips the clear
             throw .ogg(call: "ogg_stream_init")
         }
         try packetIn(head.bytes, granule: 0, number: 0, bos: true, eos: false)

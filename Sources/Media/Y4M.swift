@@ -170,6 +170,10 @@ public final class Y4MReader {
             throw .badFrameHeader(index: indexInFile, offset: offset)
         }
         let dataOffset = offset + Int64(newline + 1)
+        let present = max(0, fileSize - dataOffset)
+        guard present >= Int64(frameByteCount) else {
+            throw .truncatedFrame(index: indexInFile, offset: offset, bytesFound: Int(present), expected: frameByteCount)
+        }
         let data: [UInt8]
         do throws(MediaIOError) { data = try file.read(at: dataOffset, count: frameByteCount) } catch { throw .io(error) }
         guard data.count == frameByteCount else {

@@ -115,6 +115,11 @@ struct MediaSplitMix64: RandomNumberGenerator {
         let r = try Y4MReader(path: p)
         #expect(try r.next()?.data == frame)
         #expect(throws: Y4MError.truncatedFrame(index: 1, offset: 34, bytesFound: 3, expected: 6)) { try r.next() }
+        // The largest size with 10 bytes of frame: refused before reading (no 400 MB buffer).
+        try Self.write(Array("YUV4MPEG2 W16384 H16384\nFRAME\n".utf8) + frame + frame, p)
+        #expect(throws: Y4MError.truncatedFrame(index: 0, offset: 24, bytesFound: 12, expected: 16384 * 16384 * 3 / 2)) {
+            try Y4MReader(path: p).next()
+        }
         try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAMX\n".utf8) + frame, p)
         #expect(throws: Y4MError.badFrameHeader(index: 0, offset: 16)) { try Y4MReader(path: p).next() }
     }

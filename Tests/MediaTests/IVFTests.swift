@@ -174,6 +174,10 @@ extension Array where Element == UInt8 {
             process.standardError = FileHandle.nullDevice
             process.standardInput = FileHandle.nullDevice
             try process.run()
+            // Watchdog: a probe that hangs without output must not block this thread forever.
+            DispatchQueue.global().asyncAfter(deadline: .now() + 20) {
+                if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            }
             let start = Date()
             var text = "", last = 0
             // More than 1.5 s (so the once-a-second header rewrite happened) and past the

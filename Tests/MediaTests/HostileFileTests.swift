@@ -63,9 +63,9 @@ struct MediaSplitMix64: RandomNumberGenerator {
         #expect(throws: IVFError.badFrame(index: 0, offset: 32, size: 10)) { try IVFReader(path: p).next() }
 
         // A real VP9 file from vpxenc: refused, naming the FourCC.
-        let y4m = try await MediaTool.makeY4M(dir, size: "64x48", frames: 2)
+        let y4m = try await MediaFileTool.makeY4M(dir, size: "64x48", frames: 2)
         let vp9 = "\(dir)/vp9.ivf"
-        try await MediaTool.check("vpxenc", ["--codec=vp9", "--ivf", "-q", "--cpu-used=8", "-o", vp9, y4m])
+        try await MediaFileTool.check("vpxenc", ["--codec=vp9", "--ivf", "-q", "--cpu-used=8", "-o", vp9, y4m])
         #expect(throws: IVFError.unsupportedFourCC("VP90")) { try IVFReader(path: vp9) }
         #expect(IVFError.unsupportedFourCC("VP90").description.contains("VP90"))
 
@@ -86,7 +86,7 @@ struct MediaSplitMix64: RandomNumberGenerator {
         // Real 4:4:4 and 4:2:2 files from ffmpeg.
         for (pixfmt, name) in [("yuv444p", "444"), ("yuv422p", "422"), ("gray", "mono")] {
             let p = "\(dir)/\(pixfmt).y4m"
-            try await MediaTool.check("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=32x32:rate=10",
+            try await MediaFileTool.check("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "testsrc=size=32x32:rate=10",
                                                  "-frames:v", "1", "-pix_fmt", pixfmt, "-strict", "-1", p])
             #expect(throws: Y4MError.unsupportedColorspace(name)) { try Y4MReader(path: p) }
         }
@@ -129,7 +129,7 @@ struct MediaSplitMix64: RandomNumberGenerator {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         func ffmpeg(_ name: String, _ args: [String]) async throws -> String {
             let p = "\(dir)/\(name)"
-            try await MediaTool.check("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=0.05"] + args + [p])
+            try await MediaFileTool.check("ffmpeg", ["-v", "error", "-y", "-f", "lavfi", "-i", "sine=duration=0.05"] + args + [p])
             return p
         }
         let hz44 = try await ffmpeg("44k.wav", ["-ar", "44100", "-c:a", "pcm_s16le"])

@@ -7,7 +7,7 @@ import Glibc
 #endif
 
 /// Real tools (installed by scripts/bootstrap) and the test inputs they make.
-enum MediaTool {
+enum MediaFileTool {
     /// The full path of `name` on PATH (falls back to /usr/bin).
     static func path(_ name: String) -> String {
         for dir in (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin").split(separator: ":") {
@@ -60,16 +60,16 @@ enum MediaTool {
 
 /// Little-endian field readers for checking headers byte by byte.
 extension Array where Element == UInt8 {
-    func le16(_ at: Int) -> Int { Int(self[at]) | Int(self[at + 1]) << 8 }
-    func le32(_ at: Int) -> Int { le16(at) | le16(at + 2) << 16 }
-    func le64(_ at: Int) -> Int64 { Int64(le32(at)) | Int64(le32(at + 4)) << 32 }
+    func fileLE16(_ at: Int) -> Int { Int(self[at]) | Int(self[at + 1]) << 8 }
+    func fileLE32(_ at: Int) -> Int { fileLE16(at) | fileLE16(at + 2) << 16 }
+    func fileLE64(_ at: Int) -> Int64 { Int64(fileLE32(at)) | Int64(fileLE32(at + 4)) << 32 }
 }
 
 @Suite struct IVFTests {
     @Test func vpxencFileReadsAndRoundTripsThroughTheWriterBitExact() async throws {
         let dir = TestServices.temporaryDirectory("ivf")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let input = try await MediaTool.makeVP8(dir)
+        let input = try await MediaFileTool.makeVP8(dir)
 
         // The reader: vpxenc's header (time base 1/30) and 60 frames, 90 kHz timestamps.
         let reader = try IVFReader(path: input)
@@ -96,29 +96,29 @@ extension Array where Element == UInt8 {
         #expect(throws: IVFError.closed(path: output)) { try writer.write(frames[0]) }
 
         // Header field by field (IVF.swift documents the order).
-        let b = MediaTool.bytes(output)
+        let b = MediaFileTool.bytes(output)
         try #require(b.count == 32 + frames.reduce(0) { $0 + 12 + $1.data.count })
         #expect(Array(b[0..<4]) == Array("DKIF".utf8))
-        #expect(b.le16(4) == 0)             // version
-        #expect(b.le16(6) == 32)            // header size
+        #expect(b.fileLE16(4) == 0)             // version
+        #expect(b.fileLE16(6) == 32)            // header size
         #expect(Array(b[8..<12]) == Array("VP80".utf8))
-        #expect(b.le16(12) == 320)          // width, from the first key frame
-        #expect(b.le16(14) == 240)          // height
-        #expect(b.le32(16) == 90_000)       // time base rate (denominator)
-        #expect(b.le32(20) == 1)            // time base scale (numerator)
-        #expect(b.le32(24) == 60)           // frame count
-        #expect(b.le32(28) == 0)            // unused
+        #expect(b.fileLE16(12) == 320)          // width, from the first key frame
+        #expect(b.fileLE16(14) == 240)          // height
+        #expect(b.fileLE32(16) == 90_000)       // time base rate (denominator)
+        #expect(b.fileLE32(20) == 1)            // time base scale (numerator)
+        #expect(b.fileLE32(24) == 60)           // frame count
+        #expect(b.fileLE32(28) == 0)            // unused
         // First two frame headers: size, then 64-bit timestamp in 90 kHz ticks.
-        #expect(b.le32(32) == frames[0].data.count && b.le64(36) == 0)
+        #expect(b.fileLE32(32) == frames[0].data.count && b.fileLE64(36) == 0)
         let second = 32 + 12 + frames[0].data.count
-        #expect(b.le32(second) == frames[1].data.count && b.le64(second + 4) == 3000)
+        #expect(b.fileLE32(second) == frames[1].data.count && b.fileLE64(second + 4) == 3000)
         #expect(Array(b[44..<(44 + frames[0].data.count)]) == frames[0].data)
 
         // Our reader gets the same frames back; vpxdec decodes both to the same pictures.
         #expect(try IVFReader.readAll(path: output) == frames)
-        let md5In = try await MediaTool.vpxdecMD5(input), md5Out = try await MediaTool.vpxdecMD5(output)
+        let md5In = try await MediaFileTool.vpxdecMD5(input), md5Out = try await MediaFileTool.vpxdecMD5(output)
         #expect(md5In.count == 32 && md5In == md5Out)
-        let probe = try await MediaTool.check("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+        let probe = try await MediaFileTool.check("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
             "-show_entries", "stream=codec_name,width,height,nb_read_frames", "-of", "csv=p=0", output])
         #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "vp8,320,240,60")
         print("IVF round trip: 60 frames, vpxdec md5 \(md5Out) for both, ffprobe \(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
@@ -135,16 +135,16 @@ extension Array where Element == UInt8 {
             let writer = try IVFWriter(path: path, headerRewriteInterval: 0)
             try writer.write(EncodedVideoFrame(data: key, isKeyframe: true, timestamp: 0))
             try writer.write(EncodedVideoFrame(data: inter, isKeyframe: false, timestamp: 3000))
-            #expect(MediaTool.bytes(path).le32(24) == 2)  // on disk before close
+            #expect(MediaFileTool.bytes(path).fileLE32(24) == 2)  // on disk before close
             let lazy = try IVFWriter(path: "\(dir)/lazy.ivf", headerRewriteInterval: 3600)
             try lazy.write(EncodedVideoFrame(data: key, isKeyframe: true, timestamp: 0))
             try lazy.write(EncodedVideoFrame(data: inter, isKeyframe: false, timestamp: 3000))
             try lazy.write(EncodedVideoFrame(data: inter, isKeyframe: false, timestamp: 6000))
-            #expect(MediaTool.bytes("\(dir)/lazy.ivf").le32(24) == 0)  // not yet: interval not reached
-            #expect(MediaTool.bytes("\(dir)/lazy.ivf").le16(12) == 320)  // size written with the key frame
+            #expect(MediaFileTool.bytes("\(dir)/lazy.ivf").fileLE32(24) == 0)  // not yet: interval not reached
+            #expect(MediaFileTool.bytes("\(dir)/lazy.ivf").fileLE16(12) == 320)  // size written with the key frame
         }
         // Both writers are gone: deinit wrote the counts.
-        #expect(MediaTool.bytes("\(dir)/lazy.ivf").le32(24) == 3)
+        #expect(MediaFileTool.bytes("\(dir)/lazy.ivf").fileLE32(24) == 3)
         let frames = try IVFReader.readAll(path: "\(dir)/lazy.ivf")
         #expect(frames.map(\.data) == [key, inter, inter])
         #expect(frames.map(\.isKeyframe) == [true, false, false])
@@ -162,7 +162,7 @@ extension Array where Element == UInt8 {
                      "\(probe) not built: run swift build --build-tests (media-probe is built next to the test bundle)")
         let dir = TestServices.temporaryDirectory("ivf-kill")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let input = try await MediaTool.makeVP8(dir)
+        let input = try await MediaFileTool.makeVP8(dir)
         let output = "\(dir)/killed.ivf"
 
         let (reported, seconds, transcript) = try await TestServices.offload { () throws -> (Int, Double, String) in
@@ -196,7 +196,7 @@ extension Array where Element == UInt8 {
         try #require(reported >= 70, "media-probe reported \(reported) frames: \(transcript)")
 
         let decoded = "\(dir)/decoded.yuv"
-        let vpxdec = try await MediaTool.run("vpxdec", ["--i420", "-o", decoded, output])
+        let vpxdec = try await MediaFileTool.run("vpxdec", ["--i420", "-o", decoded, output])
         #expect(vpxdec.status == 0, "vpxdec: \(vpxdec.stderr)")
         let frameBytes = 320 * 240 * 3 / 2
         let size = (try? FileManager.default.attributesOfItem(atPath: decoded)[.size] as? Int) ?? 0

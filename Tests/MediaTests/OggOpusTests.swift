@@ -5,7 +5,7 @@ import TestSupport
 @testable import Media
 
 /// Opus packets straight from libopus (the module's encoder type is written elsewhere).
-enum OpusFixture {
+enum OggOpusFixture {
     /// `seconds` of a 440 Hz tone (amplitude 8000) at 48 kHz, encoded in 20 ms packets with
     /// timestamps 0, 960, 1920, … (48 kHz).
     static func tone(seconds: Double, channels: Int = 1) throws -> [EncodedAudioFrame] {
@@ -32,13 +32,13 @@ enum OpusFixture {
 
     /// ffprobe's format duration of `path` in seconds.
     static func ffprobeDuration(_ path: String) async throws -> Double {
-        let r = try await MediaTool.check("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
+        let r = try await MediaFileTool.check("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", path])
         return try #require(Double(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)), "ffprobe said \(r.stdout)")
     }
 
     /// Runs opusinfo on `path`: requires exit 0 and no warning or error in its output.
     static func opusinfo(_ path: String) async throws -> String {
-        let r = try await MediaTool.run("opusinfo", [path])
+        let r = try await MediaFileTool.run("opusinfo", [path])
         let text = r.stdout + r.stderr
         #expect(r.status == 0, "opusinfo exited \(r.status): \(text)")
         #expect(!text.lowercased().contains("warning") && !text.lowercased().contains("error"), "opusinfo: \(text)")
@@ -50,7 +50,7 @@ enum OpusFixture {
     @Test func threeSecondToneIsAcceptedByOpusinfoAndLastsThreeSeconds() async throws {
         let dir = TestServices.temporaryDirectory("ogg")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let packets = try OpusFixture.tone(seconds: 3.0)
+        let packets = try OggOpusFixture.tone(seconds: 3.0)
         try #require(packets.count == 150)
         let path = "\(dir)/tone.opus"
         let writer = try OggOpusWriter(path: path, channels: 1, preSkip: 312, comments: ["TITLE=tone"], serial: 0x1234)
@@ -58,8 +58,8 @@ enum OpusFixture {
         try writer.close()
         #expect(writer.packetsWritten == 150 && writer.gapPacketsWritten == 0)
 
-        let info = try await OpusFixture.opusinfo(path)
-        let duration = try await OpusFixture.ffprobeDuration(path)
+        let info = try await OggOpusFixture.opusinfo(path)
+        let duration = try await OggOpusFixture.ffprobeDuration(path)
         #expect(abs(duration - 3.0) <= 0.020, "ffprobe duration \(duration)")
 
         // Our reader: the headers field by field, the packets as given, granule positions.
@@ -76,7 +76,7 @@ enum OpusFixture {
         let audio = Array(file.pageGranules.dropFirst(2))
         #expect(zip([0] + audio, audio).allSatisfy { $1 - $0 <= 48_000 + 960 && $1 > $0 }, "\(audio)")
         // The first page is OpusHead alone: 19-byte packet, b_o_s flag.
-        let bytes = MediaTool.bytes(path)
+        let bytes = MediaFileTool.bytes(path)
         #expect(Array(bytes[0..<4]) == Array("OggS".utf8) && bytes[5] == 0x02 && bytes[26] == 1 && bytes[27] == 19)
         print("Ogg tone: ffprobe \(duration) s, pages \(file.pageGranules), opusinfo: \(info.split(separator: "\n").filter { $0.contains("length") || $0.contains("Pre-skip") })")
     }
@@ -84,15 +84,15 @@ enum OpusFixture {
     @Test func lostPacketsAreFilledSoTheDurationStaysTrue() async throws {
         let dir = TestServices.temporaryDirectory("ogg-gap")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let packets = try OpusFixture.tone(seconds: 3.0)
+        let packets = try OggOpusFixture.tone(seconds: 3.0)
         let path = "\(dir)/gap.opus"
         let writer = try OggOpusWriter(path: path, channels: 1)
         for (i, p) in packets.enumerated() where !(50..<75).contains(i) { try writer.write(p) }  // 0.5 s lost
         try writer.close()
         #expect(writer.packetsWritten == 125 && writer.gapPacketsWritten == 25)
 
-        _ = try await OpusFixture.opusinfo(path)
-        let duration = try await OpusFixture.ffprobeDuration(path)
+        _ = try await OggOpusFixture.opusinfo(path)
+        let duration = try await OggOpusFixture.ffprobeDuration(path)
         #expect(abs(duration - 3.0) <= 0.020, "ffprobe duration \(duration)")
         let file = try OggOpusReader(path: path)
         #expect(file.finalGranulePosition == 150 * 960)
@@ -101,8 +101,8 @@ enum OpusFixture {
         #expect(file.packets[50..<75].allSatisfy { $0 == loss })
         #expect(Array(file.packets[75...]) == packets[75...].map(\.data))
         // ffmpeg decodes the whole file (concealing the loss) to 3 s minus pre-skip.
-        try await MediaTool.check("ffmpeg", ["-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-ar", "48000", "\(dir)/out.raw"])
-        let samples = MediaTool.bytes("\(dir)/out.raw").count / 2
+        try await MediaFileTool.check("ffmpeg", ["-v", "error", "-i", path, "-f", "s16le", "-ac", "1", "-ar", "48000", "\(dir)/out.raw"])
+        let samples = MediaFileTool.bytes("\(dir)/out.raw").count / 2
         #expect(abs(samples - (144_000 - 312)) <= 960, "ffmpeg decoded \(samples) samples")
         print("Ogg with 25 lost packets: ffprobe \(duration) s, ffmpeg decoded \(samples) samples")
     }
@@ -110,7 +110,7 @@ enum OpusFixture {
     @Test func oddGapsUseCELTFramesAndLatePacketsAreDropped() throws {
         let dir = TestServices.temporaryDirectory("ogg-odd")
         defer { try? FileManager.default.removeItem(atPath: dir) }
-        let packets = try OpusFixture.tone(seconds: 0.1, channels: 2)
+        let packets = try OggOpusFixture.tone(seconds: 0.1, channels: 2)
         let path = "\(dir)/odd.opus"
         let writer = try OggOpusWriter(path: path, channels: 2, preSkip: 312)
         try writer.write(packets[0])

@@ -22,25 +22,25 @@ import TestSupport
         // 1.5 s in 10 ms blocks, with blocks 50..<60 (0.1 s) missing: filled with silence.
         for k in 0..<150 where !(50..<60).contains(k) { try writer.write(try Self.block(start: k * 480, n: 480)) }
         // Sizes are on disk before close (interval 0: every write rewrites them).
-        let before = MediaTool.bytes(path)
-        #expect(before.le32(40) == 150 * 480 * 4 && before.le32(4) == 36 + 150 * 480 * 4)
+        let before = MediaFileTool.bytes(path)
+        #expect(before.fileLE32(40) == 150 * 480 * 4 && before.fileLE32(4) == 36 + 150 * 480 * 4)
         try writer.close()
         #expect(writer.samplesPerChannelWritten == 72_000)
         #expect(throws: WAVError.channelMismatch(expected: 2, got: 1)) {
             try WAVWriter(path: "\(dir)/x.wav", channels: 2).write(try AudioFrame(channels: 1, samples: [1]))
         }
 
-        let b = MediaTool.bytes(path)
+        let b = MediaFileTool.bytes(path)
         try #require(b.count == 44 + 72_000 * 4)
         #expect(Array(b[0..<4]) == Array("RIFF".utf8) && Array(b[8..<16]) == Array("WAVEfmt ".utf8))
-        #expect(b.le32(16) == 16 && b.le16(20) == 1 && b.le16(22) == 2 && b.le32(24) == 48_000)
-        #expect(b.le32(28) == 192_000 && b.le16(32) == 4 && b.le16(34) == 16 && Array(b[36..<40]) == Array("data".utf8))
-        #expect(b.le32(40) == 72_000 * 4)
+        #expect(b.fileLE32(16) == 16 && b.fileLE16(20) == 1 && b.fileLE16(22) == 2 && b.fileLE32(24) == 48_000)
+        #expect(b.fileLE32(28) == 192_000 && b.fileLE16(32) == 4 && b.fileLE16(34) == 16 && Array(b[36..<40]) == Array("data".utf8))
+        #expect(b.fileLE32(40) == 72_000 * 4)
         // The gap is silence, the samples around it are the ramp.
         #expect(b[(44 + 50 * 480 * 4)..<(44 + 60 * 480 * 4)].allSatisfy { $0 == 0 })
-        #expect(b.le16(44 + 60 * 480 * 4) == (60 * 480 * 7) & 0xffff)
+        #expect(b.fileLE16(44 + 60 * 480 * 4) == (60 * 480 * 7) & 0xffff)
 
-        let r = try await MediaTool.check("ffprobe", ["-v", "error", "-show_entries",
+        let r = try await MediaFileTool.check("ffprobe", ["-v", "error", "-show_entries",
             "stream=codec_name,sample_rate,channels,duration", "-of", "csv=p=0", path])
         #expect(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "pcm_s16le,48000,2,1.500000")
         print("WAV writer: ffprobe \(r.stdout.trimmingCharacters(in: .whitespacesAndNewlines))")
@@ -61,10 +61,10 @@ import TestSupport
         let source = ["-f", "lavfi", "-i", "sine=frequency=440:sample_rate=48000:duration=0.5",
                       "-f", "lavfi", "-i", "sine=frequency=1000:sample_rate=48000:duration=0.5",
                       "-filter_complex", "[0:a][1:a]join=inputs=2:channel_layout=stereo"]
-        try await MediaTool.check("ffmpeg", ["-v", "error", "-y"] + source + ["-c:a", "pcm_s16le", wav])
-        try await MediaTool.check("ffmpeg", ["-v", "error", "-y", "-i", wav, "-f", "s16le", "-c:a", "pcm_s16le", raw])
-        let rawBytes = MediaTool.bytes(raw)
-        let expected = (0..<(rawBytes.count / 2)).map { Int16(bitPattern: UInt16(rawBytes.le16(2 * $0))) }
+        try await MediaFileTool.check("ffmpeg", ["-v", "error", "-y"] + source + ["-c:a", "pcm_s16le", wav])
+        try await MediaFileTool.check("ffmpeg", ["-v", "error", "-y", "-i", wav, "-f", "s16le", "-c:a", "pcm_s16le", raw])
+        let rawBytes = MediaFileTool.bytes(raw)
+        let expected = (0..<(rawBytes.count / 2)).map { Int16(bitPattern: UInt16(rawBytes.fileLE16(2 * $0))) }
         try #require(expected.count == 48_000)
 
         let reader = try WAVReader(path: wav)
@@ -89,7 +89,7 @@ import TestSupport
 
         // A truncated data chunk gives the whole samples present.
         let cut = "\(dir)/cut.wav"
-        let whole = MediaTool.bytes(wav)
+        let whole = MediaFileTool.bytes(wav)
         try Data(whole.dropLast(1003)).write(to: URL(fileURLWithPath: cut))
         let truncated = try WAVReader(path: cut)
         #expect(truncated.totalSamplesPerChannel == 24_000 - 251)  // 1003 bytes = 250.75 stereo samples

@@ -8,10 +8,10 @@ import TestSupport
         let dir = TestServices.temporaryDirectory("y4m")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         // Odd size: chroma planes round up (33x25).
-        let y4m = try await MediaTool.makeY4M(dir, size: "65x49", rate: 25, frames: 5)
+        let y4m = try await MediaFileTool.makeY4M(dir, size: "65x49", rate: 25, frames: 5)
         let raw = "\(dir)/frames.yuv"
-        try await MediaTool.check("ffmpeg", ["-v", "error", "-y", "-i", y4m, "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
-        let rawBytes = MediaTool.bytes(raw)
+        try await MediaFileTool.check("ffmpeg", ["-v", "error", "-y", "-i", y4m, "-f", "rawvideo", "-pix_fmt", "yuv420p", raw])
+        let rawBytes = MediaFileTool.bytes(raw)
         let frameSize = 65 * 49 + 2 * 33 * 25
         try #require(rawBytes.count == 5 * frameSize)
 

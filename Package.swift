@@ -43,6 +43,7 @@ let package = Package(
         .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
         .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
+        .executableTarget(name: "media-probe", dependencies: ["Media"]),
 
         // Test support: the real router and STUN/TURN server, started through
         // scripts/services (one implementation for tests, demo and benchmarks).
@@ -54,7 +55,7 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media"]),
+        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
         .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"]),
     ],
     swiftLanguageModes: [.v6]

@@ -17,9 +17,9 @@ public enum TestPatternError: Error, Equatable, CustomStringConvertible {
 /// A synthetic I420 video source: moving content that gives an encoder real work, with a
 /// ``FrameMarker`` (frame number and capture time) drawn in a band at the top.
 ///
-/// Each frame is a pure function of its number: a diagonal luma gradient and chroma
-/// gradients that scroll every frame, a box bouncing between the edges, and a patch of
-/// 4×4-pixel blocks whose grey levels are new random values (seeded by the frame number)
+/// Each frame is a pure function of its number: a diagonal luma gradient scrolling 1 px
+/// per frame over still chroma gradients, a box bouncing between the edges, and a patch of
+/// 8×8-pixel blocks (a quarter of the width and of the content height) whose grey levels are new random values (seeded by the frame number)
 /// in every frame. Any size from 16×16 works; the marker is drawn only when it fits
 /// (see ``FrameMarker/layout(width:height:)``: e.g. 64×56 and up; 160×120, 320×240 and
 /// 640×480 all have it).
@@ -88,23 +88,23 @@ public struct TestPattern: Sendable {
             chromaRamp.withUnsafeBufferPointer { chroma in
                 frame.data.withUnsafeMutableBufferPointer { out in
                     guard let dst = out.baseAddress, let ramp = luma.baseAddress, let cramp = chroma.baseAddress else { return }
-                    // Diagonal luma gradient moving 3 px per frame.
+                    // Diagonal luma gradient moving 1 px per frame.
                     for y in top..<h {
-                        (dst + y * w).update(from: ramp + (y + 3 * n) % p, count: w)
+                        (dst + y * w).update(from: ramp + (y + n) % p, count: w)
                     }
-                    // U scrolls horizontally 2 px per frame, V vertically 1 px per frame.
+                    // Still chroma: U a horizontal gradient, V a vertical one.
                     for y in (top / 2)..<ch {
-                        (dst + uOffset + y * cw).update(from: cramp + (2 * n) % p, count: cw)
-                        (dst + vOffset + y * cw).update(repeating: cramp[(y + n) % p], count: cw)
+                        (dst + uOffset + y * cw).update(from: cramp, count: cw)
+                        (dst + vOffset + y * cw).update(repeating: cramp[y % p], count: cw)
                     }
-                    // A patch of 4×4 blocks with new random grey levels in every frame.
-                    let patchW = max(4, w / 4 / 4 * 4), patchH = max(4, (h - top) / 4 / 4 * 4)
-                    let px = w - patchW, py = h - patchH
-                    for by in stride(from: 0, to: patchH, by: 4) {
-                        for bx in stride(from: 0, to: patchW, by: 4) {
-                            let v = UInt8(64 + TestPattern.mix(UInt64(n) << 40 ^ UInt64(by) << 20 ^ UInt64(bx)) % 128)
-                            for row in 0..<4 where py + by + row < h {
-                                (dst + (py + by + row) * w + px + bx).update(repeating: v, count: min(4, w - px - bx))
+                    // A patch of 8×8 blocks with new random grey levels in every frame.
+                    let patchW = max(8, w / 4 / 8 * 8), patchH = max(8, (h - top) / 4 / 8 * 8)
+                    let px = w - patchW, py = max(0, h - patchH)
+                    for by in stride(from: 0, to: patchH, by: 8) {
+                        for bx in stride(from: 0, to: patchW, by: 8) {
+                            let v = UInt8(96 + TestPattern.mix(UInt64(n) << 40 ^ UInt64(by) << 20 ^ UInt64(bx)) % 64)
+                            for row in 0..<8 where py + by + row < h {
+                                (dst + (py + by + row) * w + px + bx).update(repeating: v, count: min(8, w - px - bx))
                             }
                         }
                     }

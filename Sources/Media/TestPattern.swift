@@ -21,8 +21,8 @@ public enum TestPatternError: Error, Equatable, CustomStringConvertible {
 /// per frame over still chroma gradients, a box bouncing between the edges, and a patch of
 /// 8×8-pixel blocks (a quarter of the width and of the content height) whose grey levels are new random values (seeded by the frame number)
 /// in every frame. Any size from 16×16 works; the marker is drawn only when it fits
-/// (see ``FrameMarker/layout(width:height:)``: e.g. 64×56 and up; 160×120, 320×240 and
-/// 640×480 all have it).
+/// (``FrameMarker/layout(width:height:)``: e.g. 64×56 has one, 64×55 not; 160×120,
+/// 176×144, 320×240, 640×480 and 1280×720 all have it).
 public struct TestPattern: Sendable {
     /// Width in pixels (16…16384).
     public let width: Int
@@ -193,8 +193,10 @@ public struct FrameMarker: Sendable, Equatable {
     }
 
     /// The layout for `width × height`: the largest cell (16, 8, then 4 px) whose band takes
-    /// at most a quarter of the height, else 4-px cells if their band fits at all; nil when
-    /// nothing fits (e.g. 16×16; the band of 4-px cells needs `4 × ⌈112 / ⌊width/4⌋⌉` rows).
+    /// at most a quarter of the height, else 4-px cells if their band (`4 × ⌈112 / ⌊width/4⌋⌉`
+    /// rows) takes at most half; nil when nothing fits. For example 64×56, 160×120 and
+    /// 176×144 get 4-px cells, 320×240 8-px, 640×480 and 1280×720 16-px (macroblocks);
+    /// 64×55 and 16×16 get none.
     public static func layout(width: Int, height: Int) -> Layout? {
         func make(_ cell: Int) -> Layout? {
             let perRow = width / cell
@@ -204,7 +206,7 @@ public struct FrameMarker: Sendable, Equatable {
         for cell in [16, 8, 4] {
             if let l = make(cell), l.bandHeight <= height / 4 { return l }
         }
-        if let l = make(4), l.bandHeight <= height { return l }
+        if let l = make(4), l.bandHeight <= height / 2 { return l }
         return nil
     }
 

@@ -206,6 +206,8 @@ public final class VP8Encoder: @unchecked Sendable {
     /// `VPX_FRAME_IS_KEY`, and width/height read from a key frame's header (RFC 6386 §9.1).
     ///
     /// `forceKeyframe` (or an earlier ``requestKeyframe()``) makes this frame a key frame.
+    /// Timestamps should grow by about `90 000 / frameRate` per frame: libvpx accepts any
+    /// order, but its rate control budgets bits from the gaps (a long gap gives a big frame).
     /// Throws ``VP8CodecError/frameSizeMismatch(expected:actual:)`` when the frame's size is
     /// not the configured one, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
     /// `vpx_codec_encode` fails.

@@ -164,6 +164,26 @@ private extension Duration {
         }
     }
 
+    /// A new key frame of another size switches the decoder's output size (a sender that
+    /// re-creates its encoder at a new resolution); two encoder threads give decodable frames.
+    @Test func decoderFollowsAResolutionChange() throws {
+        let decoder = try VP8Decoder()
+        for (w, h) in [(320, 240), (160, 120)] {
+            let pattern = try TestPattern(width: w, height: h)
+            let encoder = try VP8Encoder(configuration: VP8EncoderConfiguration(width: w, height: h, bitrateKbps: 200, threads: 2))
+            for n in 0..<5 {
+                for e in try encoder.encode(pattern.frame(number: n, captureTimeMs: Int64(w))) {
+                    let out = try decoder.decode(e.data, timestamp: e.timestamp)
+                    #expect(out.count == 1)
+                    #expect(out.first.map { [$0.frame.width, $0.frame.height] } == [w, h])
+                    #expect(out.first.flatMap { FrameMarker.read(from: $0.frame) } == FrameMarker(frameNumber: n, captureTimeMs: Int64(w)))
+                }
+            }
+            #expect(decoder.width == w && decoder.height == h)
+        }
+        #expect(decoder.framesDecoded == 10 && decoder.keyFramesDecoded == 2)
+    }
+
     /// Acceptance 3: an inter frame before any key frame is refused without reaching libvpx;
     /// empty input is refused; after that the stream decodes normally.
     @Test func interFrameBeforeKeyframeIsRefused() throws {
@@ -200,6 +220,12 @@ private extension Duration {
             }
         }
         print("VP8 truncated key frame outcomes (3, 10, half, all-but-one bytes): \(outcomes)")
+        // libvpx's own words come through.
+        let tooShort = try VP8Decoder()
+        #expect(throws: VP8CodecError.libvpx(function: "vpx_codec_decode", code: 7, message: "Corrupt frame detected",
+                                             detail: "Truncated packet or corrupt partition 0 length")) {
+            try tooShort.decode(Array(key[0..<10]))
+        }
         // libvpx's bool decoder reads zeros past the end, so a frame missing only its last
         // byte may decode without complaint; shorter ones must not.
         #expect(outcomes[0..<3] == ["error", "error", "error"])

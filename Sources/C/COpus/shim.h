@@ -8,10 +8,3 @@ static inline int peer_opus_set_packet_loss_perc(OpusEncoder *e, opus_int32 pct)
 static inline int peer_opus_set_dtx(OpusEncoder *e, opus_int32 on) { return opus_encoder_ctl(e, OPUS_SET_DTX(on)); }
 static inline int peer_opus_get_lookahead(OpusEncoder *e, opus_int32 *samples) { return opus_encoder_ctl(e, OPUS_GET_LOOKAHEAD(samples)); }
 static inline int peer_opus_set_complexity(OpusEncoder *e, opus_int32 c) { return opus_encoder_ctl(e, OPUS_SET_COMPLEXITY(c)); }
-static inline int peer_opus_set_signal(OpusEncoder *e, opus_int32 s) { return opus_encoder_ctl(e, OPUS_SET_SIGNAL(s)); }
-static inline int peer_opus_set_vbr(OpusEncoder *e, opus_int32 on) { return opus_encoder_ctl(e, OPUS_SET_VBR(on)); }
-static inline int peer_opus_get_bitrate(OpusEncoder *e, opus_int32 *bps) { return opus_encoder_ctl(e, OPUS_GET_BITRATE(bps)); }
-static inline int peer_opus_get_in_dtx(OpusEncoder *e, opus_int32 *on) { return opus_encoder_ctl(e, OPUS_GET_IN_DTX(on)); }
-/// opus_decoder_ctl is variadic too.
-static inline int peer_opus_decoder_reset(OpusDecoder *d) { return opus_decoder_ctl(d, OPUS_RESET_STATE); }
-static inline int peer_opus_decoder_get_last_packet_duration(OpusDecoder *d, opus_int32 *samples) { return opus_decoder_ctl(d, OPUS_GET_LAST_PACKET_DURATION(samples)); }

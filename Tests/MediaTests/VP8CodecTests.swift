@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import Media
 
@@ -27,6 +28,24 @@ private struct RoundTrip {
     var corruptFrames = 0
     var encodeSeconds = 0.0
     var smallestMargin = Double.infinity
+    /// Lowest PSNR (dB) of the Y, U and V planes against the input, over frames 0–4 and every 10th.
+    var worstPSNR = [Double.infinity, Double.infinity, Double.infinity]
+}
+
+/// PSNR in dB of `b` against `a` over `count` bytes from `offset`.
+private func psnr(_ a: I420Frame, _ b: I420Frame, offset: Int, count: Int) -> Double {
+    let sse = a.data.withUnsafeBufferPointer { x in
+        b.data.withUnsafeBufferPointer { y in
+            var sum = 0
+            for i in offset..<(offset + count) {
+                let d = Int(x[i]) - Int(y[i])
+                sum += d * d
+            }
+            return sum
+        }
+    }
+    guard sse > 0 else { return 99 }
+    return 10 * log10(255 * 255 * Double(count) / Double(sse))
 }
 
 /// Encodes `count` pattern frames, decodes each encoded frame, reads the markers.
@@ -49,6 +68,10 @@ private func roundTrip(width: Int, height: Int, fps: Int = 30, kbps: Int, count:
                 r.markers.append(FrameMarker.read(from: d.frame, margins: &margin))
                 r.smallestMargin = min(r.smallestMargin, margin)
                 r.timestamps.append(d.frame.timestamp)
+                let planes = [(0, input.lumaCount), (input.uOffset, input.chromaCount), (input.vOffset, input.chromaCount)]
+                for (i, (offset, count)) in planes.enumerated() where n % 10 == 0 || n < 5 {
+                    r.worstPSNR[i] = min(r.worstPSNR[i], psnr(input, d.frame, offset: offset, count: count))
+                }
             }
         }
     }
@@ -71,7 +94,7 @@ private extension Duration {
         let kbps = Double(r.encodedBytes) * 8 / 10 / 1000
         print("VP8 640x480@30 500 kbit/s: \(r.encodedBytes) bytes in 300 frames = \(Int(kbps)) kbit/s; "
             + "encode \(format3(r.encodeSeconds * 1000 / 300)) ms/frame; smallest marker margin \(Int(r.smallestMargin)) levels; "
-            + "key frames at \(r.keyframes)")
+            + "key frames at \(r.keyframes); worst PSNR Y/U/V \(r.worstPSNR.map { Int($0) }) dB")
         #expect(r.framesDecoded == 300)
         #expect(r.keyFramesDecoded == 1)
         #expect(r.keyframes == [0])
@@ -80,6 +103,7 @@ private extension Duration {
         #expect(r.markers.map { $0?.captureTimeMs } == (0..<300).map { captureTime($0, fps: 30) })
         #expect(r.timestamps == (0..<300).map { Int64($0) * 3000 })
         #expect(kbps > 400 && kbps < 600)
+        #expect(r.worstPSNR.allSatisfy { $0 > 28 })
     }
 
     /// Acceptance 1: the marker also survives 320×240 and 160×120 (and an odd size) at 150 kbit/s.
@@ -89,8 +113,10 @@ private extension Duration {
         let r = try roundTrip(width: w, height: h, kbps: 150, count: 90)
         let kbps = Double(r.encodedBytes) * 8 / 3 / 1000
         print("VP8 \(w)x\(h)@30 150 kbit/s: \(r.encodedBytes) bytes in 90 frames = \(Int(kbps)) kbit/s; "
-            + "cell \(FrameMarker.layout(width: w, height: h)?.cellSize ?? 0) px; smallest marker margin \(Int(r.smallestMargin)) levels")
+            + "cell \(FrameMarker.layout(width: w, height: h)?.cellSize ?? 0) px; smallest marker margin \(Int(r.smallestMargin)) levels; worst PSNR Y/U/V \(r.worstPSNR.map { Int($0) }) dB")
         #expect(r.framesDecoded == 90)
+        // Right plane layout and strides (odd sizes included): every plane is close to the input.
+        #expect(r.worstPSNR.allSatisfy { $0 > 25 })
         #expect(r.markers.map { $0?.frameNumber } == Array(0..<90))
         #expect(r.markers.map { $0?.captureTimeMs } == (0..<90).map { captureTime($0, fps: 30) })
         #expect(kbps > 100 && kbps < 200)

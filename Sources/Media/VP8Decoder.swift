@@ -1,0 +1,142 @@
+import CVPX
+import Synchronization
+
+/// One frame out of ``VP8Decoder``: the picture and what the decoder knew about it.
+public struct VP8DecodedFrame: Sendable, Equatable {
+    /// The decoded picture, packed I420 (a copy of libvpx's buffer), with the timestamp
+    /// given to ``VP8Decoder/decode(_:timestamp:)``.
+    public var frame: I420Frame
+    /// True when the input was a key frame (frame tag P bit 0, RFC 6386 §9.1).
+    public var isKeyframe: Bool
+    /// True when libvpx reported the frame corrupt (`VP8D_GET_FRAME_CORRUPTED`): it refers to
+    /// a damaged or missing reference, and the picture may show artefacts until a key frame.
+    public var isCorrupt: Bool
+
+    /// Creates a result from its fields.
+    public init(frame: I420Frame, isKeyframe: Bool, isCorrupt: Bool) {
+        self.frame = frame
+        self.isKeyframe = isKeyframe
+        self.isCorrupt = isCorrupt
+    }
+}
+
+/// A VP8 decoder (RFC 6386) over libvpx, one thread, no post-processing.
+///
+/// Inter frames given before the first key frame throw
+/// ``VP8CodecError/waitingForKeyframe(byteCount:)`` without reaching libvpx (the caller
+/// should request a key frame). Data libvpx cannot parse throws
+/// ``VP8CodecError/libvpx(function:code:message:detail:)``; frames libvpx decodes but flags
+/// as corrupt come back with ``VP8DecodedFrame/isCorrupt`` set and count in
+/// ``corruptFrames``. No input crashes the decoder.
+///
+/// Thread-safe: every call takes an internal lock.
+public final class VP8Decoder: @unchecked Sendable {
+    private struct Counters {
+        var framesDecoded = 0
+        var keyFramesDecoded = 0
+        var corruptFrames = 0
+        var width: Int?
+        var height: Int?
+        var sawKeyframe = false
+    }
+
+    private let lock = Mutex(())
+    private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+    private var counters = Counters()
+
+    /// Frames decoded and returned (W3C `framesDecoded`), corrupt ones included.
+    public var framesDecoded: Int { lock.withLock { _ in counters.framesDecoded } }
+    /// Key frames decoded (W3C `keyFramesDecoded`).
+    public var keyFramesDecoded: Int { lock.withLock { _ in counters.keyFramesDecoded } }
+    /// Frames libvpx decoded but reported corrupt (`VP8D_GET_FRAME_CORRUPTED`).
+    public var corruptFrames: Int { lock.withLock { _ in counters.corruptFrames } }
+    /// Width in pixels of the last decoded frame; nil before the first.
+    public var width: Int? { lock.withLock { _ in counters.width } }
+    /// Height in pixels of the last decoded frame; nil before the first.
+    public var height: Int? { lock.withLock { _ in counters.height } }
+
+    /// Opens a libvpx VP8 decoder. Throws ``VP8CodecError/libvpx(function:code:message:detail:)``
+    /// when libvpx refuses.
+    public init() throws(VP8CodecError) {
+        ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
+        ctx.initialize(to: vpx_codec_ctx_t())
+        guard let iface = vpx_codec_vp8_dx() else {
+            ctx.deallocate()
+            throw .libvpx(function: "vpx_codec_vp8_dx", code: -1, message: "no VP8 decoder in libvpx", detail: "")
+        }
+        var dcfg = vpx_codec_dec_cfg_t(threads: 1, w: 0, h: 0)
+        let res = peer_vpx_codec_dec_init(ctx, iface, &dcfg, 0)
+        guard res == VPX_CODEC_OK else {
+            let error = VP8CodecError.from("vpx_codec_dec_init", res, ctx)
+            ctx.deallocate()
+            throw error
+        }
+    }
+
+    deinit {
+        vpx_codec_destroy(ctx)
+        ctx.deallocate()
+    }
+
+    /// Decodes one complete VP8 frame (as the encoder emitted it, or as reassembled from RTP
+    /// by RFC 7741 depacketization) and returns the pictures libvpx produced: one for a
+    /// shown frame, none for a frame with `show_frame` 0. Each picture is a packed copy
+    /// (libvpx's strides and display size `d_w × d_h` respected) stamped with `timestamp`
+    /// (90 kHz ticks).
+    ///
+    /// Throws ``VP8CodecError/emptyInput`` for no bytes,
+    /// ``VP8CodecError/waitingForKeyframe(byteCount:)`` for an inter frame before any key
+    /// frame, and ``VP8CodecError/libvpx(function:code:message:detail:)`` with libvpx's
+    /// error text for data it cannot decode (truncated, garbage).
+    public func decode(_ data: [UInt8], timestamp: Int64 = 0) throws(VP8CodecError) -> [VP8DecodedFrame] {
+        try lock.withLock { _ throws(VP8CodecError) in
+            guard !data.isEmpty else { throw .emptyInput }
+            let isKey = VP8FrameHeader.isKeyframe(data)
+            guard isKey || counters.sawKeyframe else { throw .waitingForKeyframe(byteCount: data.count) }
+            let res = data.withUnsafeBufferPointer { buf in
+                vpx_codec_decode(ctx, buf.baseAddress, UInt32(buf.count), nil, 0)
+            }
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_decode", res, ctx) }
+            var corrupt: Int32 = 0
+            let corruptRes = peer_vp8d_get_frame_corrupted(ctx, &corrupt)
+            let isCorrupt = corruptRes == VPX_CODEC_OK && corrupt != 0
+            if isKey { counters.sawKeyframe = true }
+            var out: [VP8DecodedFrame] = []
+            var iter: vpx_codec_iter_t? = nil
+            while let image = vpx_codec_get_frame(ctx, &iter) {
+                guard let frame = copy(image.pointee, timestamp: timestamp) else { continue }
+                out.append(VP8DecodedFrame(frame: frame, isKeyframe: isKey, isCorrupt: isCorrupt))
+                counters.framesDecoded += 1
+                if isKey { counters.keyFramesDecoded += 1 }
+                if isCorrupt { counters.corruptFrames += 1 }
+                counters.width = frame.width
+                counters.height = frame.height
+            }
+            return out
+        }
+    }
+
+    /// Copies an I420 `vpx_image_t` row by row into a packed ``I420Frame``; nil for other formats.
+    private func copy(_ image: vpx_image_t, timestamp: Int64) -> I420Frame? {
+        guard image.fmt == VPX_IMG_FMT_I420 || image.fmt == VPX_IMG_FMT_YV12 else { return nil }
+        let width = Int(image.d_w)
+        let height = Int(image.d_h)
+        guard let blank = try? I420Frame(width: width, height: height, timestamp: timestamp) else { return nil }
+        var frame = blank
+        // YV12 stores V before U; plane indexes 1 and 2 are still U and V in vpx_image_t.
+        let planes = [(image.planes.0, image.stride.0, width, height, 0),
+                      (image.planes.1, image.stride.1, frame.chromaWidth, frame.chromaHeight, frame.uOffset),
+                      (image.planes.2, image.stride.2, frame.chromaWidth, frame.chromaHeight, frame.vOffset)]
+        let ok = frame.data.withUnsafeMutableBufferPointer { dst -> Bool in
+            guard let dstBase = dst.baseAddress else { return false }
+            for (src, stride, w, h, offset) in planes {
+                guard let src, Int(stride) >= w else { return false }
+                for row in 0..<h {
+                    (dstBase + offset + row * w).update(from: src + row * Int(stride), count: w)
+                }
+            }
+            return true
+        }
+        return ok ? frame : nil
+    }
+}

@@ -1,0 +1,324 @@
+import CVPX
+import Synchronization
+
+/// Errors from the VP8 encoder and decoder over libvpx; each names the offending value.
+public enum VP8CodecError: Error, Equatable, CustomStringConvertible {
+    /// A configuration value outside its range: the field's name, the value, and the allowed range.
+    case badConfiguration(field: String, value: Int, allowed: String)
+    /// A frame of `actual` size given to an encoder configured for `expected` (width × height).
+    case frameSizeMismatch(expected: String, actual: String)
+    /// An empty buffer given to the decoder.
+    case emptyInput
+    /// An inter frame (frame tag P bit 1, RFC 6386 §9.1) reached the decoder before any key
+    /// frame: it cannot be decoded; the receiver should ask for a key frame (PLI/FIR).
+    case waitingForKeyframe(byteCount: Int)
+    /// libvpx refused a call: the function, libvpx's error code, `vpx_codec_error` and
+    /// `vpx_codec_error_detail` texts.
+    case libvpx(function: String, code: Int, message: String, detail: String)
+
+    /// One line naming the offending values.
+    public var description: String {
+        switch self {
+        case let .badConfiguration(field, value, allowed):
+            return "VP8 configuration \(field) = \(value), allowed \(allowed)"
+        case let .frameSizeMismatch(expected, actual):
+            return "VP8 frame is \(actual), the encoder is configured for \(expected)"
+        case .emptyInput:
+            return "VP8 decoder given 0 bytes"
+        case let .waitingForKeyframe(count):
+            return "VP8 inter frame (\(count) bytes) before the first key frame"
+        case let .libvpx(function, code, message, detail):
+            return "libvpx \(function) failed (\(code)): \(message)\(detail.isEmpty ? "" : " — \(detail)")"
+        }
+    }
+
+    /// Builds ``libvpx(function:code:message:detail:)`` from a context's last error.
+    static func from(_ function: String, _ code: vpx_codec_err_t, _ ctx: UnsafeMutablePointer<vpx_codec_ctx_t>?) -> VP8CodecError {
+        var message = ""
+        var detail = ""
+        if let ctx {
+            if let text = vpx_codec_error(ctx) { message = String(cString: text) }
+            if let text = vpx_codec_error_detail(ctx) { detail = String(cString: text) }
+        }
+        if message.isEmpty, let text = vpx_codec_err_to_string(code) { message = String(cString: text) }
+        return .libvpx(function: function, code: Int(code.rawValue), message: message, detail: detail)
+    }
+}
+
+/// Settings of a ``VP8Encoder``: real-time, one pass, constant bit rate, no lag.
+public struct VP8EncoderConfiguration: Sendable, Equatable {
+    /// Frame width in pixels (1…16383, VP8's 14-bit field, RFC 6386 §9.1).
+    public var width: Int
+    /// Frame height in pixels (1…16383).
+    public var height: Int
+    /// Nominal frames per second (1…240): sets each frame's duration (90 000 / fps ticks)
+    /// and the rate control's per-frame budget.
+    public var frameRate: Int
+    /// Target bit rate in kbit/s (`rc_target_bitrate`, CBR), 1…100 000.
+    public var bitrateKbps: Int
+    /// libvpx speed (`VP8E_SET_CPUUSED`), −16…16. Default −6, WebRTC's desktop setting: a
+    /// negative value fixes the speed at |value| (repeatable output), a positive one lets
+    /// libvpx change speed from frame to frame to meet the real-time deadline. Larger
+    /// magnitudes are faster and lower in quality.
+    public var cpuUsed: Int
+    /// Error-resilient mode (`g_error_resilient`, on by default): frames do not depend on
+    /// probability updates of earlier frames, so a loss damages only the frames that
+    /// reference lost data.
+    public var errorResilient: Bool
+    /// Longest distance between key frames in frames (`kf_max_dist`, ≥ 1); libvpx may put
+    /// key frames closer (scene cuts). Default 3000, as WebRTC.
+    public var keyframeInterval: Int
+    /// Encoder threads (`g_threads`, 1…8). Default 1: one thread keeps output repeatable
+    /// and costs little at sizes up to 640×480; raise it for larger frames.
+    public var threads: Int
+    /// Lowest quantizer index (`rc_min_quantizer`, 0…63). Default 2 (WebRTC).
+    public var minQuantizer: Int
+    /// Highest quantizer index (`rc_max_quantizer`, `minQuantizer`…63). Default 56 (WebRTC).
+    public var maxQuantizer: Int
+
+    /// Creates a configuration; every field after `bitrateKbps` has a real-time default.
+    public init(width: Int, height: Int, frameRate: Int = 30, bitrateKbps: Int = 500,
+                cpuUsed: Int = -6, errorResilient: Bool = true, keyframeInterval: Int = 3000,
+                threads: Int = 1, minQuantizer: Int = 2, maxQuantizer: Int = 56) {
+        self.width = width
+        self.height = height
+        self.frameRate = frameRate
+        self.bitrateKbps = bitrateKbps
+        self.cpuUsed = cpuUsed
+        self.errorResilient = errorResilient
+        self.keyframeInterval = keyframeInterval
+        self.threads = threads
+        self.minQuantizer = minQuantizer
+        self.maxQuantizer = maxQuantizer
+    }
+
+    /// Checks every field; throws ``VP8CodecError/badConfiguration(field:value:allowed:)`` naming the first bad one.
+    func validate() throws(VP8CodecError) {
+        func check(_ field: String, _ value: Int, _ range: ClosedRange<Int>) throws(VP8CodecError) {
+            guard range.contains(value) else {
+                throw .badConfiguration(field: field, value: value, allowed: "\(range.lowerBound)…\(range.upperBound)")
+            }
+        }
+        try check("width", width, 1...16383)
+        try check("height", height, 1...16383)
+        try check("frameRate", frameRate, 1...240)
+        try check("bitrateKbps", bitrateKbps, 1...100_000)
+        try check("cpuUsed", cpuUsed, -16...16)
+        try check("keyframeInterval", keyframeInterval, 1...Int(Int32.max))
+        try check("threads", threads, 1...8)
+        try check("minQuantizer", minQuantizer, 0...63)
+        try check("maxQuantizer", maxQuantizer, minQuantizer...63)
+    }
+}
+
+/// A real-time VP8 encoder (RFC 6386) over libvpx: one pass, CBR, no lag
+/// (`g_lag_in_frames` 0), `VPX_DL_REALTIME`, time base 1/90 000 so that presentation
+/// times are the 90 kHz RTP timestamps (RFC 7741 §4.1) of the frames given.
+///
+/// Frame dropping is off (`rc_dropframe_thresh` 0): each ``encode(_:forceKeyframe:)`` call
+/// returns exactly the frame it was given, encoded. Frames must all have the configured
+/// size; a different size throws ``VP8CodecError/frameSizeMismatch(expected:actual:)``
+/// (make a new encoder for a new size: the next frame is then a key frame anyway).
+///
+/// Thread-safe: every call takes an internal lock.
+public final class VP8Encoder: @unchecked Sendable {
+    /// The configuration in force (``setBitrate(kbps:)`` updates `bitrateKbps`).
+    public var configuration: VP8EncoderConfiguration { lock.withLock { _ in config } }
+
+    private let lock = Mutex(())
+    private var config: VP8EncoderConfiguration
+    private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+    private var cfg = vpx_codec_enc_cfg_t()
+    private var keyframeRequested = false
+
+    /// Opens a libvpx VP8 encoder with `configuration`.
+    ///
+    /// Throws ``VP8CodecError/badConfiguration(field:value:allowed:)`` for a value out of
+    /// range and ``VP8CodecError/libvpx(function:code:message:detail:)`` when libvpx refuses.
+    public init(configuration: VP8EncoderConfiguration) throws(VP8CodecError) {
+        try configuration.validate()
+        config = configuration
+        ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
+        ctx.initialize(to: vpx_codec_ctx_t())
+        do {
+            try open()
+        } catch {
+            ctx.deallocate()
+            throw error
+        }
+    }
+
+    private func open() throws(VP8CodecError) {
+        guard let iface = vpx_codec_vp8_cx() else {
+            throw .libvpx(function: "vpx_codec_vp8_cx", code: -1, message: "no VP8 encoder in libvpx", detail: "")
+        }
+        var res = vpx_codec_enc_config_default(iface, &cfg, 0)
+        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_config_default", res, nil) }
+        cfg.g_w = UInt32(config.width)
+        cfg.g_h = UInt32(config.height)
+        cfg.g_timebase = vpx_rational(num: 1, den: 90_000)
+        cfg.g_threads = UInt32(config.threads)
+        cfg.g_pass = VPX_RC_ONE_PASS
+        cfg.g_lag_in_frames = 0
+        cfg.g_error_resilient = config.errorResilient ? vpx_codec_er_flags_t(peer_vpx_error_resilient_default) : 0
+        cfg.rc_end_usage = VPX_CBR
+        cfg.rc_target_bitrate = UInt32(config.bitrateKbps)
+        cfg.rc_dropframe_thresh = 0
+        cfg.rc_resize_allowed = 0
+        cfg.rc_min_quantizer = UInt32(config.minQuantizer)
+        cfg.rc_max_quantizer = UInt32(config.maxQuantizer)
+        cfg.rc_undershoot_pct = 100
+        cfg.rc_overshoot_pct = 15
+        cfg.rc_buf_initial_sz = 500
+        cfg.rc_buf_optimal_sz = 600
+        cfg.rc_buf_sz = 1000
+        cfg.kf_mode = VPX_KF_AUTO
+        cfg.kf_min_dist = 0
+        cfg.kf_max_dist = UInt32(config.keyframeInterval)
+        res = peer_vpx_codec_enc_init(ctx, iface, &cfg, 0)
+        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_init", res, ctx) }
+        // Controls as WebRTC's real-time VP8 encoder sets them.
+        let maxIntraPct = UInt32(max(300, 600 / 2 * config.frameRate / 10))
+        let controls: [(String, () -> vpx_codec_err_t)] = [
+            ("VP8E_SET_CPUUSED", { peer_vp8e_set_cpuused(self.ctx, Int32(self.config.cpuUsed)) }),
+            ("VP8E_SET_STATIC_THRESHOLD", { peer_vp8e_set_static_threshold(self.ctx, 1) }),
+            ("VP8E_SET_NOISE_SENSITIVITY", { peer_vp8e_set_noise_sensitivity(self.ctx, 0) }),
+            ("VP8E_SET_TOKEN_PARTITIONS", { peer_vp8e_set_token_partitions(self.ctx, 0) }),
+            ("VP8E_SET_MAX_INTRA_BITRATE_PCT", { peer_vp8e_set_max_intra_bitrate_pct(self.ctx, maxIntraPct) }),
+        ]
+        for (name, call) in controls {
+            let r = call()
+            guard r == VPX_CODEC_OK else {
+                let error = VP8CodecError.from(name, r, ctx)
+                vpx_codec_destroy(ctx)
+                throw error
+            }
+        }
+    }
+
+    deinit {
+        vpx_codec_destroy(ctx)
+        ctx.deallocate()
+    }
+
+    /// Encodes one frame; returns the VP8 frames libvpx emitted for it (one, with lag 0 and
+    /// frame dropping off), each with the input's 90 kHz timestamp, `isKeyframe` from
+    /// `VPX_FRAME_IS_KEY`, and width/height read from a key frame's header (RFC 6386 §9.1).
+    ///
+    /// `forceKeyframe` (or an earlier ``requestKeyframe()``) makes this frame a key frame.
+    /// Timestamps should grow by about `90 000 / frameRate` per frame: libvpx accepts any
+    /// order, but its rate control budgets bits from the gaps (a long gap gives a big frame).
+    /// Throws ``VP8CodecError/frameSizeMismatch(expected:actual:)`` when the frame's size is
+    /// not the configured one, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
+    /// `vpx_codec_encode` fails.
+    public func encode(_ frame: I420Frame, forceKeyframe: Bool = false) throws(VP8CodecError) -> [EncodedVideoFrame] {
+        try lock.withLock { _ throws(VP8CodecError) in
+            guard frame.width == config.width, frame.height == config.height, frame.data.count == frame.byteCount else {
+                throw .frameSizeMismatch(expected: "\(config.width)x\(config.height)",
+                                         actual: "\(frame.width)x\(frame.height) (\(frame.data.count) bytes)")
+            }
+            var flags: vpx_enc_frame_flags_t = 0
+            if forceKeyframe || keyframeRequested { flags |= vpx_enc_frame_flags_t(peer_vpx_eflag_force_kf) }
+            keyframeRequested = false
+            let duration = UInt(max(1, 90_000 / config.frameRate))
+            let res: vpx_codec_err_t = frame.data.withUnsafeBufferPointer { buf in
+                guard let base = buf.baseAddress else { return VPX_CODEC_INVALID_PARAM }
+                let bytes = UnsafeMutablePointer(mutating: base)
+                var image = vpx_image_t()
+                guard vpx_img_wrap(&image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1, bytes) != nil else {
+                    return VPX_CODEC_INVALID_PARAM
+                }
+                // Our planes are packed with no padding; vpx_img_wrap rounds odd sizes up, so set
+                // the planes and strides explicitly.
+                image.planes.0 = bytes
+                image.planes.1 = bytes + frame.uOffset
+                image.planes.2 = bytes + frame.vOffset
+                image.stride.0 = Int32(frame.width)
+                image.stride.1 = Int32(frame.chromaWidth)
+                image.stride.2 = Int32(frame.chromaWidth)
+                return vpx_codec_encode(ctx, &image, frame.timestamp, duration, flags, peer_vpx_dl_realtime)
+            }
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_encode", res, ctx) }
+            return drain()
+        }
+    }
+
+    /// Makes the next ``encode(_:forceKeyframe:)`` produce a key frame (after a PLI or FIR
+    /// from the receiver, RFC 4585 §6.3.1).
+    public func requestKeyframe() {
+        lock.withLock { _ in keyframeRequested = true }
+    }
+
+    /// Changes the target bit rate at run time (`vpx_codec_enc_config_set`); takes effect
+    /// from the next frame. Throws ``VP8CodecError/badConfiguration(field:value:allowed:)``
+    /// outside 1…100 000 kbit/s, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
+    /// libvpx refuses.
+    public func setBitrate(kbps: Int) throws(VP8CodecError) {
+        try lock.withLock { _ throws(VP8CodecError) in
+            guard (1...100_000).contains(kbps) else {
+                throw .badConfiguration(field: "bitrateKbps", value: kbps, allowed: "1…100000")
+            }
+            cfg.rc_target_bitrate = UInt32(kbps)
+            let res = vpx_codec_enc_config_set(ctx, &cfg)
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_config_set", res, ctx) }
+            config.bitrateKbps = kbps
+        }
+    }
+
+    /// Asks libvpx for any frames it still holds (none with lag 0) and returns them.
+    /// Throws ``VP8CodecError/libvpx(function:code:message:detail:)`` when libvpx refuses.
+    public func flush() throws(VP8CodecError) -> [EncodedVideoFrame] {
+        try lock.withLock { _ throws(VP8CodecError) in
+            let res = vpx_codec_encode(ctx, nil, -1, 0, 0, peer_vpx_dl_realtime)
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_encode(flush)", res, ctx) }
+            return drain()
+        }
+    }
+
+    /// The quantizer index (0…63) libvpx used for the last frame (`VP8E_GET_LAST_QUANTIZER_64`),
+    /// nil when libvpx does not answer.
+    public var lastQuantizer: Int? {
+        lock.withLock { _ in
+            var q: Int32 = 0
+            return peer_vp8e_get_last_quantizer_64(ctx, &q) == VPX_CODEC_OK ? Int(q) : nil
+        }
+    }
+
+    /// Takes every compressed-frame packet from `vpx_codec_get_cx_data`.
+    private func drain() -> [EncodedVideoFrame] {
+        var out: [EncodedVideoFrame] = []
+        var iter: vpx_codec_iter_t? = nil
+        while let pkt = vpx_codec_get_cx_data(ctx, &iter) {
+            guard pkt.pointee.kind == VPX_CODEC_CX_FRAME_PKT else { continue }
+            let f = pkt.pointee.data.frame
+            guard let buf = f.buf, f.sz > 0 else { continue }
+            let bytes = [UInt8](UnsafeRawBufferPointer(start: buf, count: f.sz))
+            let isKey = (f.flags & vpx_codec_frame_flags_t(peer_vpx_frame_is_key)) != 0
+            var encoded = EncodedVideoFrame(data: bytes, isKeyframe: isKey, timestamp: f.pts)
+            if isKey, let size = VP8FrameHeader.keyframeSize(bytes) {
+                encoded.width = size.width
+                encoded.height = size.height
+            }
+            out.append(encoded)
+        }
+        return out
+    }
+}
+
+/// Reading the VP8 frame tag and key-frame header (RFC 6386 §9.1).
+enum VP8FrameHeader {
+    /// True when the frame tag's P bit (bit 0 of the first byte) is 0: a key frame.
+    static func isKeyframe(_ data: [UInt8]) -> Bool {
+        guard let first = data.first else { return false }
+        return first & 1 == 0
+    }
+
+    /// Width and height (low 14 bits of the two little-endian 16-bit fields after the start
+    /// code 9d 01 2a) of a key frame; nil for inter frames, short data or a wrong start code.
+    static func keyframeSize(_ data: [UInt8]) -> (width: Int, height: Int)? {
+        guard data.count >= 10, isKeyframe(data), data[3] == 0x9d, data[4] == 0x01, data[5] == 0x2a else { return nil }
+        let w = (Int(data[6]) | Int(data[7]) << 8) & 0x3fff
+        let h = (Int(data[8]) | Int(data[9]) << 8) & 0x3fff
+        return (w, h)
+    }
+}

@@ -88,13 +88,11 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         guard running else { return }
         let item: Item?
         do { item = try pull() } catch {
-            running = false
-            finished(error)
+            end(error)
             return
         }
         guard let item else {
-            running = false
-            finished(nil)
+            end(nil)
             return
         }
         let ts = timestamp(item)
@@ -120,9 +118,19 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
                 timer = t
                 return t
             }()
-            t.setEventHandler { [weak self] in self?.deliverAndContinue(item) }
+            // Strong on purpose: a running pacer keeps itself alive (like a thread) until
+            // it finishes or is stopped, which cancels and drops the timer.
+            t.setEventHandler { [self] in deliverAndContinue(item) }
             t.schedule(deadline: DispatchTime(uptimeNanoseconds: due), leeway: .microseconds(200))
         }
+    }
+
+    /// The source ended or failed: drop the timer (releasing the pacer) and report.
+    private func end(_ error: Error?) {
+        running = false
+        timer?.cancel()
+        timer = nil
+        finished(error)
     }
 
     private func deliverAndContinue(_ item: Item) {

@@ -1,33 +1,16 @@
-import COpus
 import Foundation
 import Testing
 import TestSupport
 @testable import Media
 
-/// Opus packets straight from libopus (the module's encoder type is written elsewhere).
+/// Opus packets from the module's own tone generator and Opus encoder.
 enum OggOpusFixture {
-    /// `seconds` of a 440 Hz tone (amplitude 8000) at 48 kHz, encoded in 20 ms packets with
+    /// `seconds` of a 440 Hz tone (−12 dBFS) at 48 kHz, encoded in 20 ms packets with
     /// timestamps 0, 960, 1920, … (48 kHz).
     static func tone(seconds: Double, channels: Int = 1) throws -> [EncodedAudioFrame] {
-        var error: Int32 = 0
-        let created = opus_encoder_create(48_000, Int32(channels), OPUS_APPLICATION_AUDIO, &error)
-        let encoder = try #require(created, "opus_encoder_create: \(error)")
-        defer { opus_encoder_destroy(encoder) }
-        let frames = Int((seconds * 50).rounded())
-        var packets: [EncodedAudioFrame] = []
-        var output = [UInt8](repeating: 0, count: 1500)
-        for f in 0..<frames {
-            var pcm = [Int16](repeating: 0, count: 960 * channels)
-            for i in 0..<960 {
-                let t = Double(f * 960 + i) / 48_000
-                let v = Int16(8000 * sin(2 * Double.pi * 440 * t))
-                for c in 0..<channels { pcm[i * channels + c] = v }
-            }
-            let n = opus_encode(encoder, pcm, 960, &output, Int32(output.count))
-            try #require(n > 0, "opus_encode: \(n)")
-            packets.append(EncodedAudioFrame(data: Array(output[0..<Int(n)]), sampleCount: 960, timestamp: Int64(f * 960)))
-        }
-        return packets
+        var tone = try ToneGenerator(frequency: 440, levelDBFS: -12, channels: channels)
+        let encoder = try OpusEncoder(configuration: OpusEncoderConfiguration(channels: channels, application: .audio))
+        return try (0..<Int((seconds * 50).rounded())).map { _ in try encoder.encode(tone.next(sampleCount: 960)) }
     }
 
     /// ffprobe's format duration of `path` in seconds.

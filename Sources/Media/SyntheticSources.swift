@@ -1,0 +1,68 @@
+import Foundation
+
+/// The synthetic video source: ``TestPattern`` frames of any size and rate with
+/// the frame marker (frame number, capture time) drawn in, endless or for a
+/// given number of frames.
+public final class PatternSource: VideoSource {
+    /// The pattern generator.
+    public let pattern: TestPattern
+    /// Frames to yield; nil for no end.
+    public let frameCount: Int?
+    private let clock: @Sendable () -> Int64
+    private var next = 0
+    private var startMs: Int64?
+
+    /// A pattern of `width × height` at `frameRate` frames per second.
+    /// - Parameters:
+    ///   - frameCount: how many frames before the end (nil: endless).
+    ///   - clock: wall-clock milliseconds for the marker's capture time (default: Unix time in ms).
+    /// - Throws: ``TestPatternError`` for sizes below 16×16 or a rate outside 1…240.
+    public init(width: Int, height: Int, frameRate: Int = 30, frameCount: Int? = nil,
+                clock: @escaping @Sendable () -> Int64 = PatternSource.unixTimeMs) throws(TestPatternError) {
+        pattern = try TestPattern(width: width, height: height, frameRate: frameRate)
+        self.frameCount = frameCount
+        self.clock = clock
+    }
+
+    /// Unix time in milliseconds (`clock_gettime(CLOCK_REALTIME)`).
+    public static let unixTimeMs: @Sendable () -> Int64 = {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+    }
+
+    /// Frames per second.
+    public var frameRate: Double { Double(pattern.frameRate) }
+    /// Width and height in pixels.
+    public var dimensions: (width: Int, height: Int) { (pattern.width, pattern.height) }
+
+    /// Frame `n` (from 0) with its nominal capture time: the first frame's wall-clock
+    /// time plus `n / frameRate` seconds — the moment the pacer delivers it. Nil after
+    /// ``frameCount`` frames.
+    public func nextFrame() throws -> VideoSourceFrame? {
+        if let frameCount, next >= frameCount { return nil }
+        let start = startMs ?? clock()
+        startMs = start
+        defer { next += 1 }
+        return .raw(pattern.frame(number: next, captureTimeMs: start + Int64(next) * 1000 / Int64(pattern.frameRate)))
+    }
+}
+
+/// The synthetic audio source: an endless sine tone (``ToneGenerator``).
+public final class ToneSource: AudioSource {
+    private var generator: ToneGenerator
+
+    /// A tone of `frequency` Hz at `levelDBFS` (peak, ≤ 0) on `channels` channels.
+    /// Throws ``MediaFrameError/badChannelCount(_:)``.
+    public init(frequency: Double = 440, levelDBFS: Double = -12, channels: Int = 1) throws(MediaFrameError) {
+        generator = try ToneGenerator(frequency: frequency, levelDBFS: levelDBFS, channels: channels)
+    }
+
+    /// The channel count.
+    public var channels: Int { generator.channels }
+
+    /// The next `sampleCount` samples per channel (never nil).
+    public func nextFrame(sampleCount: Int) throws -> AudioFrame? {
+        generator.next(sampleCount: sampleCount)
+    }
+}

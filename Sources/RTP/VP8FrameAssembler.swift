@@ -235,14 +235,10 @@ public struct VP8FrameAssembler: Sendable {
                 if force || highest - c >= Int64(reorderWindow) { abandon(from: c); continue outer }
                 break outer
             }
-            guard case let .media(d, _) = e.kind else {
-                if case .padding = e.kind {
-                    consume(c)
-                    cursor = c + 1
-                    started = true
-                } else {
-                    abandon(from: c)
-                }
+            if case .padding = e.kind {
+                consume(c)
+                cursor = c + 1
+                started = true
                 continue outer
             }
             if lostTimestamps.contains(e.packet.timestamp) {
@@ -251,6 +247,10 @@ public struct VP8FrameAssembler: Sendable {
                 counters.latePackets += 1
                 if e.packet.marker { lastFrameEnded = true }
                 cursor = c + 1
+                continue outer
+            }
+            guard case let .media(d, _) = e.kind else {
+                abandon(from: c)
                 continue outer
             }
             if !d.isFrameStart {
@@ -346,20 +346,29 @@ public struct VP8FrameAssembler: Sendable {
             switch e.kind {
             case .padding:
                 break
-            case .malformed:
-                counters.discardedPackets += 1
-                missingSinceLastFrame = true
-            case let .media(d, _):
+            case .malformed, .media:
                 let ts = e.packet.timestamp
+                var pictureID: VP8PictureID?
+                if case let .media(d, _) = e.kind { pictureID = d.pictureID }
                 if ts == groupTimestamp, let i = pendingLoss.frames.indices.last {
                     counters.discardedPackets += 1
                     pendingLoss.frames[i].receivedPackets += 1
+                    if pendingLoss.frames[i].pictureID == nil, let p = pictureID {
+                        pendingLoss.frames[i].pictureID = p.value
+                        lastPictureID = p
+                    }
                 } else if lostTimestamps.contains(ts) {
                     counters.latePackets += 1
                 } else {
                     counters.discardedPackets += 1
-                    noteFrame(d.pictureID)
-                    pendingLoss.frames.append(LostFrame(timestamp: ts, pictureID: d.pictureID?.value, receivedPackets: 1))
+                    if case .media = e.kind {
+                        noteFrame(pictureID)
+                    } else {
+                        // No descriptor: this frame's PictureID is unknown, so none can be inferred past it.
+                        lastPictureID = nil
+                        missingSinceLastFrame = false
+                    }
+                    pendingLoss.frames.append(LostFrame(timestamp: ts, pictureID: pictureID?.value, receivedPackets: 1))
                     groupTimestamp = ts
                     lostTimestamps.append(ts)
                     if lostTimestamps.count > 32 { lostTimestamps.removeFirst() }

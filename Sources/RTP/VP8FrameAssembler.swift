@@ -10,9 +10,11 @@
 /// Reordering: sequence numbers are unwrapped to 64 bits (``SequenceUnwrapper``), so
 /// the 2^16 wrap is invisible. A missing packet is waited for until a packet at least
 /// ``reorderWindow`` sequence numbers after it has arrived (default 64 packets); then it
-/// is declared lost, with everything up to the next frame start. There is no clock in
-/// here: a caller that wants a time bound instead calls ``flush()`` (which also ends the
-/// stream) or uses a smaller window. Packets that arrive after their sequence number
+/// is declared lost, with everything up to the next frame start. Optionally
+/// (``reorderDelay``, in 90 kHz ticks) it is also declared lost once a packet has arrived
+/// whose RTP timestamp is that far past the frame before the hole: a time bound taken
+/// from the media clock, since there is no wall clock in here (at low packet rates 64
+/// packets can be seconds; 9000 ticks = 100 ms is a reasonable bound for live video). Packets that arrive after their sequence number
 /// was passed (the frame was emitted or declared lost) are ignored and counted as late;
 /// repeated sequence numbers are ignored and counted as duplicates.
 ///
@@ -151,6 +153,9 @@ public struct VP8FrameAssembler: Sendable {
 
     /// Packets: how far past a missing sequence number the stream must get before it is declared lost.
     public let reorderWindow: Int
+    /// 90 kHz ticks: if set, a missing packet is also declared lost once a packet arrives
+    /// whose RTP timestamp is more than this past the frame before the hole. `nil`: packets only.
+    public let reorderDelay: UInt32?
     /// Packets: a frame still open after this many packets is abandoned (bounds memory).
     public let maximumFramePackets: Int
     /// Running totals.
@@ -168,12 +173,15 @@ public struct VP8FrameAssembler: Sendable {
     private var lastFrameEnded = true
     private var missingSinceLastFrame = false
     private var pendingLoss = Loss()
+    private var newestTimestamp: UInt32 = 0
+    private var referenceTimestamp: UInt32?
 
-    /// Creates an assembler. `reorderWindow` (packets, at least 1, default 64) bounds how
-    /// long a missing packet is waited for; `maximumFramePackets` (default 4096) bounds
-    /// the size of one frame.
-    public init(reorderWindow: Int = 64, maximumFramePackets: Int = 4096) {
+    /// Creates an assembler. `reorderWindow` (packets, at least 1, default 64) and
+    /// `reorderDelay` (90 kHz ticks, default none) bound how long a missing packet is
+    /// waited for; `maximumFramePackets` (default 4096) bounds the size of one frame.
+    public init(reorderWindow: Int = 64, reorderDelay: UInt32? = nil, maximumFramePackets: Int = 4096) {
         self.reorderWindow = max(1, reorderWindow)
+        self.reorderDelay = reorderDelay
         self.maximumFramePackets = max(1, maximumFramePackets)
     }
 
@@ -199,6 +207,7 @@ public struct VP8FrameAssembler: Sendable {
         } else {
             cursor = seq
             highest = seq
+            newestTimestamp = packet.timestamp
         }
         if buffer[seq] != nil {
             counters.duplicatePackets += 1
@@ -215,7 +224,10 @@ public struct VP8FrameAssembler: Sendable {
             counters.malformedPackets += 1
         }
         buffer[seq] = Entry(packet: packet, kind: kind)
-        highest = max(highest, seq)
+        if seq > highest {
+            highest = seq
+            newestTimestamp = packet.timestamp
+        }
         return drain(force: false)
     }
 
@@ -232,7 +244,10 @@ public struct VP8FrameAssembler: Sendable {
         var out: [Event] = []
         outer: while let c = cursor, c <= highest {
             guard let e = buffer[c] else {
-                if force || highest - c >= Int64(reorderWindow) { abandon(from: c); continue outer }
+                if force || highest - c >= Int64(reorderWindow) || waitedTooLong(since: referenceTimestamp) {
+                    let overLimit = highest - c >= Int64(maximumFramePackets)
+                    if abandon(from: c, force: force || overLimit) { continue outer }
+                }
                 break outer
             }
             if case .padding = e.kind {
@@ -250,27 +265,29 @@ public struct VP8FrameAssembler: Sendable {
                 continue outer
             }
             guard case let .media(d, _) = e.kind else {
-                abandon(from: c)
+                _ = abandon(from: c, force: force)
                 continue outer
             }
             if !d.isFrameStart {
                 // Before anything was consumed, an earlier packet may still arrive.
-                if !started && !force && highest - c < Int64(reorderWindow) { break outer }
-                abandon(from: c)
+                if !started && !force && highest - c < Int64(reorderWindow)
+                    && !waitedTooLong(since: e.packet.timestamp) { break outer }
+                _ = abandon(from: c, force: force)
                 continue outer
             }
             var k = c
             while true {
                 let tooLong = highest - c + 1 >= Int64(maximumFramePackets)
                 guard let ek = buffer[k] else {
-                    let giveUp = k <= highest ? highest - k >= Int64(reorderWindow) : false
-                    if force || giveUp || tooLong { abandon(from: c); continue outer }
+                    let giveUp = k <= highest
+                        && (highest - k >= Int64(reorderWindow) || waitedTooLong(since: e.packet.timestamp))
+                    if force || giveUp || tooLong { _ = abandon(from: c, force: force); continue outer }
                     break outer
                 }
                 if k > c {
                     guard case let .media(dk, _) = ek.kind, !dk.isFrameStart,
                           ek.packet.timestamp == e.packet.timestamp else {
-                        abandon(from: c)
+                        _ = abandon(from: c, force: force)
                         continue outer
                     }
                 }
@@ -278,12 +295,23 @@ public struct VP8FrameAssembler: Sendable {
                     complete(c, k, descriptor: d, into: &out)
                     continue outer
                 }
-                if tooLong { abandon(from: c); continue outer }
+                if tooLong { _ = abandon(from: c, force: force); continue outer }
                 k += 1
             }
         }
         if !pendingLoss.frames.isEmpty { emitLoss(into: &out) }
+        if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
+            let keep = c - Int64(2 * max(1024, reorderWindow))
+            consumedReceived = consumedReceived.filter { $0 >= keep }
+        }
         return out
+    }
+
+    /// True when ``reorderDelay`` is set and the newest packet's timestamp is more than
+    /// that past `reference` (90 kHz, modulo 2^32).
+    private func waitedTooLong(since reference: UInt32?) -> Bool {
+        guard let bound = reorderDelay, let reference else { return false }
+        return Int64(Int32(bitPattern: newestTimestamp &- reference)) > Int64(bound)
     }
 
     private mutating func consume(_ seq: Int64) {
@@ -303,6 +331,7 @@ public struct VP8FrameAssembler: Sendable {
         }
         noteFrame(descriptor.pictureID)
         lastFrameEnded = true
+        referenceTimestamp = timestamp
         if !pendingLoss.frames.isEmpty { emitLoss(into: &out) } else { pendingLoss = Loss() }
         let header = try? VP8FrameHeader(parsing: data)
         let isKey = (data.first ?? 1) & 0x01 == 0
@@ -324,9 +353,11 @@ public struct VP8FrameAssembler: Sendable {
         pendingLoss = Loss()
     }
 
-    /// Gives up on everything from `start` to the next frame start (or to the newest
-    /// packet if none is buffered), recording the frames and holes in ``pendingLoss``.
-    private mutating func abandon(from start: Int64) {
+    /// Gives up on everything from `start` to the next frame start, recording the frames
+    /// and holes in ``pendingLoss``. With no frame start buffered, it stops short of the
+    /// newest frame (whose first packet may still be on its way) unless `force`; returns
+    /// false, changing nothing, when that leaves nothing to give up yet.
+    private mutating func abandon(from start: Int64, force: Bool) -> Bool {
         let keys = buffer.keys.filter { $0 >= start }.sorted()
         var end = highest + 1
         for x in keys where x > start {
@@ -334,6 +365,16 @@ public struct VP8FrameAssembler: Sendable {
                !lostTimestamps.contains(e.packet.timestamp) {
                 end = x
                 break
+            }
+        }
+        if end == highest + 1 && !force,
+           let newest = keys.first(where: { $0 > start && buffer[$0]?.packet.timestamp == newestTimestamp
+                                                && buffer[start]?.packet.timestamp != newestTimestamp }) {
+            // The newest frame's packets begin at `newest`; its start may be missing or late.
+            let before = keys.last { $0 < newest }.map { $0 + 1 } ?? start
+            if before < newest {
+                guard before > start else { return false }
+                end = before
             }
         }
         var next = start
@@ -370,6 +411,7 @@ public struct VP8FrameAssembler: Sendable {
                     }
                     pendingLoss.frames.append(LostFrame(timestamp: ts, pictureID: pictureID?.value, receivedPackets: 1))
                     groupTimestamp = ts
+                    referenceTimestamp = ts
                     lostTimestamps.append(ts)
                     if lostTimestamps.count > 32 { lostTimestamps.removeFirst() }
                     lastFrameEnded = false
@@ -380,10 +422,7 @@ public struct VP8FrameAssembler: Sendable {
         if end > next { recordMissing(next, end) }
         cursor = end
         started = true
-        if consumedReceived.count > 4 * max(1024, reorderWindow) {
-            let keep = end - Int64(2 * max(1024, reorderWindow))
-            consumedReceived = consumedReceived.filter { $0 >= keep }
-        }
+        return true
     }
 
     /// Sequence numbers `from..<to` never arrived.

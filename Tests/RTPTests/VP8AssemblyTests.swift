@@ -32,7 +32,7 @@ import Testing
     /// packet or after its last), duplicates ~3 %, swaps ~10 % of packets with one up to 3 places later (disjoint swaps), and
     /// feeds the assembler. Checks every event against the source and returns the tally.
     func run(count: Int, sequenceNumber: UInt16, pictureID: UInt16, timestamp: UInt32,
-             lossPercent: Int, seed: UInt64) throws -> Outcome {
+             lossPercent: Int, seed: UInt64, reorderDelay: UInt32? = nil) throws -> Outcome {
         var g = SplitMix64(state: seed)
         var packetizer = try VP8Packetizer(ssrc: 0x1234_5678, payloadType: 96, sequenceNumber: sequenceNumber,
                                            pictureID: pictureID)
@@ -68,7 +68,7 @@ import Testing
         let timestampToFrame = Dictionary(uniqueKeysWithValues: (0..<count).map { (timestamp &+ UInt32($0 * 3000), $0) })
         let pictureIDToFrame = Dictionary(uniqueKeysWithValues: (0..<count).map { (UInt16((Int(pictureID) + $0) % 32768), $0) })
 
-        var assembler = VP8FrameAssembler()
+        var assembler = VP8FrameAssembler(reorderDelay: reorderDelay)
         var events: [VP8FrameAssembler.Event] = []
         for (p, _) in wire { events += assembler.push(p) }
         events += assembler.flush()
@@ -147,6 +147,15 @@ import Testing
         report("10 % loss, wrapping", o)
         #expect(o.delivered.count >= 100)
         #expect(o.packetsSent > 65_536 - 65_500)
+    }
+
+    /// The same with the media-clock time bound (frames are 3000 ticks apart, the bound
+    /// 9000): reordering by up to 3 packets never outlasts it, so the outcome is as exact.
+    @Test func lossReorderAndDuplicatesWithReorderDelay() throws {
+        let o = try run(count: 500, sequenceNumber: 30_000, pictureID: 0, timestamp: 1,
+                        lossPercent: 10, seed: 4, reorderDelay: 9000)
+        report("10 % loss, 100 ms bound", o)
+        #expect(o.delivered.count >= 100)
     }
 
     /// Without loss, reordering and duplicates alone lose nothing.
@@ -344,6 +353,38 @@ import Testing
         #expect(e.count == 3)
         #expect(e.first == .lost(.init(frames: [.init(timestamp: nil, pictureID: 1, receivedPackets: 0)],
                                        missingSequenceNumbers: [1], missingPacketCount: 1)))
+    }
+
+    /// The time bound from the media clock: one packet per frame, 3000 ticks apart, the
+    /// second frame lost. With `reorderDelay: 9000` the loss is declared when a packet
+    /// more than 9000 ticks past the last frame arrives (frame 4), long before 64 packets.
+    @Test func lossDeclaredByReorderDelay() throws {
+        var p = try VP8Packetizer(ssrc: 1, payloadType: 96, sequenceNumber: 0, pictureID: 0)
+        let ps = try (0..<5).map { try p.packetize([0x01, UInt8($0)], timestamp: UInt32($0 * 3000)) }
+        var timed = VP8FrameAssembler(reorderDelay: 9000)
+        var untimed = VP8FrameAssembler()
+        var counts: [Int] = []
+        for i in [0, 2, 3, 4] {
+            counts.append(timed.push(ps[i][0]).count)
+            _ = untimed.push(ps[i][0])
+        }
+        #expect(counts == [1, 0, 0, 4])   // frame 0; wait; wait (9000 is not past 9000); lost + frames 2, 3, 4
+        #expect(timed.counters.framesLost == 1 && timed.counters.framesEmitted == 4)
+        #expect(untimed.counters.framesLost == 0 && untimed.counters.framesEmitted == 1)
+    }
+
+    /// The very first packets arrive out of order (second packet first): the assembler
+    /// waits for the frame start instead of declaring the stream's first frame lost.
+    @Test func reorderedStreamStart() throws {
+        var p = try VP8Packetizer(ssrc: 1, payloadType: 96, sequenceNumber: 65_535, pictureID: 9, maximumPayloadSize: 10)
+        let ps = try p.packetize([0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9], timestamp: 77)
+        #expect(ps.count == 2)
+        var a = VP8FrameAssembler()
+        #expect(a.push(ps[1]).isEmpty)
+        let e = a.push(ps[0])
+        #expect(e == [.frame(.init(data: [0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9], timestamp: 77, pictureID: 9, isKeyframe: false,
+                                   width: nil, height: nil, firstSequenceNumber: 65_535, lastSequenceNumber: 0,
+                                   packetCount: 2))])
     }
 
     /// Garbage: bad descriptors, padding-only packets, other SSRCs, random packets —

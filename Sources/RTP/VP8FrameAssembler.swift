@@ -175,6 +175,9 @@ public struct VP8FrameAssembler: Sendable {
     private var pendingLoss = Loss()
     private var newestTimestamp: UInt32 = 0
     private var referenceTimestamp: UInt32?
+    /// The frame at the cursor was checked (present, same timestamp, no marker) from
+    /// `scanned.start` up to `scanned.next - 1`; scanning resumes there (keeps push O(1)).
+    private var scanned: (start: Int64, next: Int64) = (.min, .min)
 
     /// Creates an assembler. `reorderWindow` (packets, at least 1, default 64) and
     /// `reorderDelay` (90 kHz ticks, default none) bound how long a missing packet is
@@ -275,7 +278,7 @@ public struct VP8FrameAssembler: Sendable {
                 _ = abandon(from: c, force: force)
                 continue outer
             }
-            var k = c
+            var k = scanned.start == c ? scanned.next : c
             while true {
                 let tooLong = highest - c + 1 >= Int64(maximumFramePackets)
                 guard let ek = buffer[k] else {
@@ -297,6 +300,7 @@ public struct VP8FrameAssembler: Sendable {
                 }
                 if tooLong { _ = abandon(from: c, force: force); continue outer }
                 k += 1
+                scanned = (c, k)
             }
         }
         if !pendingLoss.frames.isEmpty { emitLoss(into: &out) }

@@ -86,10 +86,12 @@ public struct VP8FrameAssembler: Sendable {
     public struct Loss: Equatable, Sendable {
         /// The frames dropped, in decode order.
         public var frames: [LostFrame]
-        /// Sequence numbers declared missing since the previous report, ascending in
-        /// decode order (at most ``maximumListedMissing`` are listed).
+        /// Sequence numbers declared missing in the span this report covers, ascending in
+        /// decode order (at most ``maximumListedMissing`` are listed). A hole that cost no
+        /// frame (a lost padding packet: the PictureIDs around it are consecutive) is not
+        /// reported, only counted in ``Counters/packetsMissing``.
         public var missingSequenceNumbers: [UInt16]
-        /// The number of sequence numbers declared missing since the previous report (may exceed the list).
+        /// The number of sequence numbers declared missing in that span (may exceed the list).
         public var missingPacketCount: Int
 
         /// At most this many sequence numbers are listed in ``missingSequenceNumbers``.

@@ -9,7 +9,11 @@ import Testing
     /// Frame `i` of a synthetic stream: random bytes, 50 B–30 KB, with a VP8 frame tag;
     /// every 60th frame is a key frame with start code and 640×360 (scale bits set on width).
     static func syntheticFrame(_ i: Int, using g: inout SplitMix64) -> [UInt8] {
-        var f = (0..<Int.random(in: 50...30_000, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }
+        let size = Int.random(in: 50...30_000, using: &g)
+        var f: [UInt8] = []
+        f.reserveCapacity(size + 8)
+        while f.count < size { withUnsafeBytes(of: g.next()) { f += $0 } }
+        f.removeLast(f.count - size)
         if i % 60 == 0 {
             f.replaceSubrange(0..<10, with: [0x10, 0x02, 0x00, 0x9D, 0x01, 0x2A, 0x80, 0x42, 0x68, 0x01])
         } else {

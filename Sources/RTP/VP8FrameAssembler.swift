@@ -262,7 +262,8 @@ public struct VP8FrameAssembler: Sendable {
                 continue outer
             }
             if lostTimestamps.contains(e.packet.timestamp) {
-                // A packet of a frame already reported lost.
+                // A packet of a frame already reported lost; the holes before it were that frame's.
+                missingSinceLastFrame = false
                 consume(c)
                 counters.latePackets += 1
                 if e.packet.marker { lastFrameEnded = true }
@@ -398,6 +399,8 @@ public struct VP8FrameAssembler: Sendable {
                 var pictureID: VP8PictureID?
                 if case let .media(d, _) = e.kind { pictureID = d.pictureID }
                 if ts == groupTimestamp, let i = pendingLoss.frames.indices.last {
+                    // Holes between two packets of one frame are that frame's.
+                    missingSinceLastFrame = false
                     counters.discardedPackets += 1
                     pendingLoss.frames[i].receivedPackets += 1
                     if pendingLoss.frames[i].pictureID == nil, let p = pictureID {
@@ -405,6 +408,7 @@ public struct VP8FrameAssembler: Sendable {
                         lastPictureID = p
                     }
                 } else if lostTimestamps.contains(ts) {
+                    missingSinceLastFrame = false
                     counters.latePackets += 1
                 } else {
                     counters.discardedPackets += 1

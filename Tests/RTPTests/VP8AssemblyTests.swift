@@ -377,6 +377,24 @@ import Testing
         #expect(untimed.counters.framesLost == 0 && untimed.counters.framesEmitted == 1)
     }
 
+    /// A sender without PictureIDs (1-byte descriptors): a frame lost whole shows as one
+    /// entry with neither timestamp nor PictureID; a partly received one by its timestamp.
+    @Test func lossWithoutPictureIDs() throws {
+        var a = VP8FrameAssembler(reorderWindow: 2)
+        var events: [VP8FrameAssembler.Event] = []
+        events += a.push(packet(1, ts: 100, marker: true, [0x10], [0x01]))
+        // seq 2 (a whole frame) lost; frame ts 300 = seq 3 (start), seq 4 lost, seq 5 (marker).
+        events += a.push(packet(3, ts: 300, marker: false, [0x10], [0x01]))
+        events += a.push(packet(5, ts: 300, marker: true, [0x00], [0x02]))
+        for s in UInt16(6)...8 { events += a.push(packet(s, ts: 100 * UInt32(s), marker: true, [0x10], [0x01, UInt8(s)])) }
+        let losses = events.compactMap { if case let .lost(l) = $0 { l } else { nil } }
+        #expect(losses.flatMap(\.frames) == [.init(timestamp: nil, pictureID: nil, receivedPackets: 0),
+                                              .init(timestamp: 300, pictureID: nil, receivedPackets: 2)])
+        #expect(losses.flatMap(\.missingSequenceNumbers) == [2, 4])
+        let frames = events.compactMap { if case let .frame(f) = $0 { f.timestamp } else { nil } }
+        #expect(frames == [100, 600, 700, 800])
+    }
+
     /// The very first packets arrive out of order (second packet first): the assembler
     /// waits for the frame start instead of declaring the stream's first frame lost.
     @Test func reorderedStreamStart() throws {

@@ -22,6 +22,8 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
 
+    fuzzPayloadFormats(bytes)
+
     // Sequence unwrapping and statistics never trap on any sequence of numbers.
     var unwrapper = SequenceUnwrapper()
     var i = 0
@@ -30,4 +32,76 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         i += 2
     }
     return 0
+}
+
+/// The VP8 (RFC 7741) and Opus (RFC 7587) payload formats.
+func fuzzPayloadFormats(_ bytes: [UInt8]) {
+    // A descriptor that parses lies inside the payload and round-trips as a value.
+    if let (d, n) = try? VP8PayloadDescriptor.parse(bytes) {
+        guard n >= 1, n < bytes.count, n == d.length || n == d.length + 1 else {
+            fatalError("VP8 descriptor length \(n) wrong for \(bytes)")
+        }
+        guard let (again, m) = try? VP8PayloadDescriptor.parse(d.serialized() + [0]), again == d, m == d.length else {
+            fatalError("VP8 descriptor round trip broke for \(bytes)")
+        }
+    }
+    _ = try? VP8FrameHeader(parsing: bytes)
+    _ = try? OpusTOC(parsing: bytes)
+
+    // The input as one frame: packetized with a small MTU and reassembled in order, it
+    // comes back as exactly that frame.
+    if let first = bytes.first, var packetizer = try? VP8Packetizer(
+        ssrc: 1, payloadType: 96, sequenceNumber: UInt16(first) << 8 | 0xF0, pictureID: UInt16(first) << 7,
+        maximumPayloadSize: 5 + Int(first % 64)),
+       let packets = try? packetizer.packetize(bytes, timestamp: 1) {
+        var assembler = VP8FrameAssembler()
+        var events: [VP8FrameAssembler.Event] = []
+        for p in packets { events += assembler.push(p) }
+        events += assembler.flush()
+        guard events.count == 1, case let .frame(f) = events[0], f.data == bytes, f.packetCount == packets.count else {
+            fatalError("VP8 packetize/assemble round trip broke for \(bytes): \(events.count) events")
+        }
+    }
+
+    // The input as a stream of packets: records of [flags, seq hi, seq lo, length, payload…].
+    var vp8 = VP8FrameAssembler(reorderWindow: 1 + Int(bytes.first ?? 0) % 16,
+                                reorderDelay: (bytes.first ?? 0) & 0x80 != 0 ? 9000 : nil,
+                                maximumFramePackets: 64)
+    var opus = OpusDepayloader(reorderWindow: 1 + Int(bytes.first ?? 0) % 8)
+    var emitted = 0, lost = 0, opusPackets = 0
+    var i = 1
+    func check(_ events: [VP8FrameAssembler.Event]) {
+        for e in events {
+            switch e {
+            case let .frame(f):
+                emitted += 1
+                guard !f.data.isEmpty, f.lastSequenceNumber &- f.firstSequenceNumber == UInt16(truncatingIfNeeded: f.packetCount - 1) else {
+                    fatalError("VP8 assembler emitted a malformed frame \(f) for \(bytes)")
+                }
+            case let .lost(l):
+                lost += l.frames.count
+                guard !l.frames.isEmpty, l.missingSequenceNumbers.count <= l.missingPacketCount else {
+                    fatalError("VP8 assembler emitted a malformed loss \(l) for \(bytes)")
+                }
+            }
+        }
+    }
+    while i + 4 <= bytes.count {
+        let flags = bytes[i]
+        let seq = UInt16(bytes[i + 1]) << 8 | UInt16(bytes[i + 2])
+        let length = min(Int(bytes[i + 3] % 24), bytes.count - i - 4)
+        let payload = Array(bytes[i + 4..<i + 4 + length])
+        i += 4 + length
+        let packet = RTPPacket(marker: flags & 0x01 != 0, payloadType: 96, sequenceNumber: seq,
+                               timestamp: UInt32(flags >> 1) * 3000, ssrc: flags & 0x80 != 0 && flags & 0x40 != 0 ? 2 : 1,
+                               payload: payload)
+        check(vp8.push(packet))
+        for case .packet in opus.push(packet) { opusPackets += 1 }
+    }
+    check(vp8.flush())
+    for case .packet in opus.flush() { opusPackets += 1 }
+    guard vp8.counters.framesEmitted == emitted, vp8.counters.framesLost == lost,
+          opus.counters.packetsEmitted == opusPackets else {
+        fatalError("payload format counters disagree with events for \(bytes)")
+    }
 }

@@ -1,0 +1,315 @@
+// The Opus RTP payload format (RFC 7587): one Opus packet (RFC 6716) per RTP packet,
+// timestamps on a 48 kHz clock whatever the audio's sample rate, no payload header.
+
+/// The first byte of an Opus packet (RFC 6716 §3.1), read to learn the packet's
+/// duration: `config` (5 bits), `s` (stereo) and `c` (frame count code).
+///
+/// ```
+///  0 1 2 3 4 5 6 7
+/// | config  |s| c |   c = 0: 1 frame, 1 or 2: 2 frames, 3: M frames (byte 1, low 6 bits)
+/// ```
+public struct OpusTOC: Equatable, Sendable {
+    /// config: mode (SILK 0–11, Hybrid 12–15, CELT 16–31), bandwidth and frame size.
+    public var config: UInt8
+    /// s: true for a stereo packet.
+    public var isStereo: Bool
+    /// The number of Opus frames in the packet (1–48).
+    public var frameCount: Int
+
+    /// Samples per channel of one frame at 48 kHz (120, 240, 480, 960, 1920 or 2880).
+    public var samplesPerFrame: Int {
+        switch config {
+        case 0...11: return [480, 960, 1920, 2880][Int(config % 4)]
+        case 12...15: return [480, 960][Int(config % 2)]
+        default: return [120, 240, 480, 960][Int(config % 4)]
+        }
+    }
+
+    /// The packet's duration in samples per channel at 48 kHz (= RTP timestamp ticks, RFC 7587 §4.1).
+    public var sampleCount: Int { samplesPerFrame * frameCount }
+
+    /// Reads the TOC byte (and the frame count byte for code 3) of `packet`.
+    ///
+    /// Throws ``OpusPayloadError``: `.truncated` (empty packet, or code 3 without its
+    /// count byte), `.badFrameCount` (code 3 with M = 0, or longer than 120 ms, RFC 6716 §3.2.5).
+    public init(parsing packet: [UInt8]) throws(OpusPayloadError) {
+        var r = ByteReader(packet)
+        func read(_ field: String) throws(OpusPayloadError) -> UInt8 {
+            do { return try r.u8(field) } catch { throw .truncated(error) }
+        }
+        let toc = try read("Opus TOC byte")
+        config = toc >> 3
+        isStereo = toc & 0x04 != 0
+        switch toc & 0x03 {
+        case 0: frameCount = 1
+        case 1, 2: frameCount = 2
+        default:
+            let m = Int(try read("Opus frame count byte") & 0x3F)
+            frameCount = m
+            guard m > 0, m * samplesPerFrame <= 5760 else { throw .badFrameCount(offset: 1, count: m) }
+        }
+    }
+}
+
+/// Errors of the Opus payload format. Parse errors name the byte offset in the Opus packet.
+public enum OpusPayloadError: Error, Equatable, CustomStringConvertible {
+    /// A field ran past the end of the packet.
+    case truncated(ByteReaderError)
+    /// A code 3 packet's frame count `count` (byte `offset`) is 0 or makes it longer than 120 ms.
+    case badFrameCount(offset: Int, count: Int)
+    /// The packetizer was given an empty Opus packet.
+    case emptyPacket
+
+    /// A one-line message naming the problem, the byte offset and the offending value.
+    public var description: String {
+        switch self {
+        case let .truncated(e): return "Opus: \(e)"
+        case let .badFrameCount(o, c): return "Opus: frame count \(c) at byte \(o) is 0 or longer than 120 ms"
+        case .emptyPacket: return "Opus: cannot packetize an empty packet"
+        }
+    }
+}
+
+/// Puts Opus packets into RTP packets (RFC 7587 §4): one Opus packet per RTP packet,
+/// marker bit clear, sequence numbers increasing by one and wrapping at 2^16, the
+/// timestamp (48 kHz ticks) given by the caller.
+public struct OpusPacketizer: Sendable {
+    /// The RTP clock rate of Opus: always 48 000 Hz (RFC 7587 §4.1).
+    public static let clockRate = 48_000
+
+    /// SSRC written into every packet.
+    public let ssrc: UInt32
+    /// Payload type (0–127) written into every packet.
+    public let payloadType: UInt8
+    /// Sequence number the next packet gets.
+    public private(set) var nextSequenceNumber: UInt16
+
+    /// Creates a packetizer whose first packet gets `sequenceNumber`.
+    public init(ssrc: UInt32, payloadType: UInt8, sequenceNumber: UInt16) {
+        self.ssrc = ssrc
+        self.payloadType = payloadType & 0x7F
+        self.nextSequenceNumber = sequenceNumber
+    }
+
+    /// Wraps one Opus packet (`opusPacket`, starting with its TOC byte) with RTP timestamp
+    /// `timestamp` (48 kHz ticks); `headerExtension`, if given, goes on the packet.
+    ///
+    /// Throws ``OpusPayloadError/emptyPacket`` for an empty packet.
+    public mutating func packetize(_ opusPacket: [UInt8], timestamp: UInt32,
+                                   headerExtension: RTPHeaderExtension? = nil) throws(OpusPayloadError) -> RTPPacket {
+        guard !opusPacket.isEmpty else { throw .emptyPacket }
+        defer { nextSequenceNumber &+= 1 }
+        return RTPPacket(marker: false, payloadType: payloadType, sequenceNumber: nextSequenceNumber,
+                         timestamp: timestamp, ssrc: ssrc, headerExtension: headerExtension, payload: opusPacket)
+    }
+}
+
+/// The Opus depayloader (RFC 7587): takes the RTP packets of one SSRC in arrival order
+/// and returns the Opus packets in sequence number order, with a ``Gap`` wherever
+/// packets are missing so the caller can run packet-loss concealment (or FEC) for them.
+///
+/// Sequence numbers are unwrapped to 64 bits. A missing packet is waited for until a
+/// packet at least ``reorderWindow`` sequence numbers after it has arrived (default 5
+/// packets, 100 ms at 20 ms packets); then it is declared missing. Duplicates and packets
+/// arriving after their place was passed are dropped and counted. A packet with an
+/// empty payload counts as missing. Silence (DTX) shows as a timestamp jump with no
+/// sequence gap and is not reported.
+public struct OpusDepayloader: Sendable {
+    /// One Opus packet out of the depayloader.
+    public struct Packet: Equatable, Sendable {
+        /// The Opus packet (the whole RTP payload).
+        public var data: [UInt8]
+        /// Its RTP timestamp (48 kHz ticks).
+        public var timestamp: UInt32
+        /// Its RTP sequence number.
+        public var sequenceNumber: UInt16
+        /// Its duration in samples per channel at 48 kHz, from the TOC byte (`nil` if that is malformed).
+        public var sampleCount: Int?
+
+        /// Creates a packet value.
+        public init(data: [UInt8], timestamp: UInt32, sequenceNumber: UInt16, sampleCount: Int?) {
+            self.data = data
+            self.timestamp = timestamp
+            self.sequenceNumber = sequenceNumber
+            self.sampleCount = sampleCount
+        }
+    }
+
+    /// Packets missing between two delivered packets.
+    public struct Gap: Equatable, Sendable {
+        /// How many sequence numbers are missing.
+        public var missingPackets: Int
+        /// The first missing sequence number.
+        public var firstSequenceNumber: UInt16
+        /// RTP timestamp (48 kHz) where the missing audio starts: the previous packet's
+        /// timestamp plus its duration (estimated when there is no usable previous packet).
+        public var timestamp: UInt32
+        /// Length of the missing audio in 48 kHz ticks (samples per channel): up to the next packet's timestamp.
+        public var duration: UInt32
+
+        /// Creates a gap value.
+        public init(missingPackets: Int, firstSequenceNumber: UInt16, timestamp: UInt32, duration: UInt32) {
+            self.missingPackets = missingPackets
+            self.firstSequenceNumber = firstSequenceNumber
+            self.timestamp = timestamp
+            self.duration = duration
+        }
+    }
+
+    /// What the depayloader hands back, in sequence number order.
+    public enum Event: Equatable, Sendable {
+        /// An Opus packet to decode.
+        case packet(Packet)
+        /// Missing packets to conceal (comes before the packet that follows them).
+        case gap(Gap)
+    }
+
+    /// Running totals since creation.
+    public struct Counters: Equatable, Sendable {
+        /// Every packet passed to ``push(_:)``.
+        public var packetsReceived = 0
+        /// Packets whose sequence number had already been received.
+        public var duplicatePackets = 0
+        /// Packets that came after their place was passed (already reported in a gap).
+        public var latePackets = 0
+        /// Packets with an SSRC other than the first one seen, ignored.
+        public var otherSSRCPackets = 0
+        /// Packets with an empty payload (counted as missing).
+        public var emptyPackets = 0
+        /// Sequence numbers reported missing in gaps.
+        public var packetsMissing = 0
+        /// Packets delivered.
+        public var packetsEmitted = 0
+        /// Gaps reported.
+        public var gaps = 0
+
+        /// All zero.
+        public init() {}
+    }
+
+    /// Packets: how far past a missing sequence number the stream must get before it is declared missing.
+    public let reorderWindow: Int
+    /// Running totals.
+    public private(set) var counters = Counters()
+
+    private var unwrapper = SequenceUnwrapper()
+    private var ssrc: UInt32?
+    private var buffer: [Int64: RTPPacket] = [:]
+    private var cursor: Int64?
+    private var highest: Int64 = 0
+    private var started = false
+    private var consumedReceived: Set<Int64> = []
+    private var last: (timestamp: UInt32, duration: Int?)?
+    private var missing = 0
+    private var firstMissing: Int64 = 0
+
+    /// Creates a depayloader; `reorderWindow` is in packets (at least 1, default 5).
+    public init(reorderWindow: Int = 5) {
+        self.reorderWindow = max(1, reorderWindow)
+    }
+
+    /// Takes one received RTP packet and returns the Opus packets and gaps it makes
+    /// ready, in sequence number order (often none or one).
+    public mutating func push(_ packet: RTPPacket) -> [Event] {
+        counters.packetsReceived += 1
+        if let s = ssrc, s != packet.ssrc {
+            counters.otherSSRCPackets += 1
+            return []
+        }
+        ssrc = packet.ssrc
+        let seq = unwrapper.unwrap(packet.sequenceNumber)
+        if let c = cursor {
+            if seq < c {
+                if !started && c - seq < Int64(reorderWindow) {
+                    cursor = seq
+                } else {
+                    if consumedReceived.contains(seq) { counters.duplicatePackets += 1 } else { counters.latePackets += 1 }
+                    return []
+                }
+            }
+        } else {
+            cursor = seq
+            highest = seq
+        }
+        guard buffer[seq] == nil else {
+            counters.duplicatePackets += 1
+            return []
+        }
+        buffer[seq] = packet
+        highest = max(highest, seq)
+        return drain(force: false)
+    }
+
+    /// Ends the stream: delivers everything buffered, reporting the holes as gaps.
+    public mutating func flush() -> [Event] {
+        drain(force: true)
+    }
+
+    private mutating func drain(force: Bool) -> [Event] {
+        var out: [Event] = []
+        while let c = cursor, c <= highest {
+            if let p = buffer.removeValue(forKey: c) {
+                consumedReceived.insert(c)
+                cursor = c + 1
+                started = true
+                guard !p.payload.isEmpty else {
+                    counters.emptyPackets += 1
+                    addMissing(c, 1)
+                    continue
+                }
+                let duration = try? OpusTOC(parsing: p.payload).sampleCount
+                if missing > 0 { out.append(.gap(gap(before: p.timestamp, nextDuration: duration))) }
+                counters.packetsEmitted += 1
+                out.append(.packet(Packet(data: p.payload, timestamp: p.timestamp,
+                                          sequenceNumber: UInt16(truncatingIfNeeded: c), sampleCount: duration)))
+                last = (p.timestamp, duration)
+            } else if force || highest - c >= Int64(reorderWindow) {
+                let next = buffer.keys.filter { $0 > c }.min() ?? highest + 1
+                addMissing(c, Int(next - c))
+                cursor = next
+                started = true
+            } else {
+                break
+            }
+        }
+        if force && missing > 0 {
+            // Holes (empty packets) at the very end: estimate from the last packet's duration.
+            let per = last?.duration ?? 960
+            let start = (last.map { $0.timestamp &+ UInt32(truncatingIfNeeded: $0.duration ?? per) }) ?? 0
+            out.append(.gap(makeGap(start: start, duration: UInt32(truncatingIfNeeded: per * missing))))
+        }
+        if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
+            let keep = c - Int64(2 * max(1024, reorderWindow))
+            consumedReceived = consumedReceived.filter { $0 >= keep }
+        }
+        return out
+    }
+
+    private mutating func addMissing(_ from: Int64, _ count: Int) {
+        if missing == 0 { firstMissing = from }
+        missing += count
+    }
+
+    /// The gap of ``missing`` packets ending where the packet at `next` (48 kHz) starts.
+    private mutating func gap(before next: UInt32, nextDuration: Int?) -> Gap {
+        let start: UInt32
+        if let last, let d = last.duration {
+            start = last.timestamp &+ UInt32(truncatingIfNeeded: d)
+        } else if let last {
+            start = last.timestamp &+ (next &- last.timestamp) / UInt32(missing + 1)
+        } else {
+            start = next &- UInt32(truncatingIfNeeded: (nextDuration ?? 960) * missing)
+        }
+        let span = next &- start
+        return makeGap(start: start, duration: Int32(bitPattern: span) < 0 ? 0 : span)
+    }
+
+    private mutating func makeGap(start: UInt32, duration: UInt32) -> Gap {
+        let g = Gap(missingPackets: missing, firstSequenceNumber: UInt16(truncatingIfNeeded: firstMissing),
+                    timestamp: start, duration: duration)
+        counters.packetsMissing += missing
+        counters.gaps += 1
+        missing = 0
+        return g
+    }
+}

@@ -27,6 +27,7 @@ bench: bootstrap
 	$(SWIFT) build -c release --product peer-bench
 	scripts/services run --only router -- .build/release/peer-bench wamp 2000
 	.build/release/peer-bench srtp 100000
+	.build/release/peer-bench media 300
 
 clean:
 	rm -rf .build

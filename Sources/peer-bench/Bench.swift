@@ -8,6 +8,8 @@ import WampClient
 ///                                   router, 1 KB payloads, one publication in flight
 ///   peer-bench srtp [PACKETS]       RTP → SRTP protect → unprotect → parse packets per
 ///                                   second, next to libsrtp's own protect rate
+///   peer-bench media [FRAMES]       CPU s per media s for pattern → VP8 → RTP → reassemble →
+///                                   decode at 640x480@30, next to vpxenc --rt --cpu-used=8 + vpxdec
 @main
 struct Bench {
     static func main() async {
@@ -30,8 +32,18 @@ struct Bench {
                 FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
                 exit(1)
             }
+        case "media":
+            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 300
+            guard count >= 30 else {
+                FileHandle.standardError.write(Data("peer-bench: FRAMES must be a whole number ≥ 30\n".utf8))
+                exit(2)
+            }
+            do { try MediaBench.run(frames: count) } catch {
+                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+                exit(1)
+            }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES]\n".utf8))
             exit(2)
         }
     }

@@ -66,7 +66,13 @@ enum SRTPBench {
 
 enum BenchError: Error, CustomStringConvertible {
     case libsrtp(String, Int)
+    case file(String)
+    case tool(String, Int32)
     var description: String {
-        switch self { case let .libsrtp(call, code): return "\(call) failed with libsrtp status \(code)" }
+        switch self {
+        case let .libsrtp(call, code): return "\(call) failed with libsrtp status \(code)"
+        case let .file(path): return "cannot write \(path)"
+        case let .tool(path, status): return "\(path) exited with status \(status)"
+        }
     }
 }

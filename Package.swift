@@ -51,7 +51,7 @@ let package = Package(
 
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "CGLib"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP"], exclude: ["Fixtures"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP"], exclude: ["Fixtures"]),
+        .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),

@@ -3,18 +3,6 @@ import Testing
 import TestSupport
 @testable import Media
 
-/// SplitMix64: a small seeded generator so the mutation tests are reproducible.
-struct MediaSplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 /// Each broken or unsupported file gives its specific error, never a crash.
 @Suite struct HostileFileTests {
     static func write(_ bytes: [UInt8], _ path: String) throws {
@@ -170,7 +158,7 @@ struct MediaSplitMix64: RandomNumberGenerator {
         let y4m = Array("YUV4MPEG2 W4 H2 F30:1 Ip C420\nFRAME\n".utf8) + [UInt8](repeating: 5, count: 8)
             + Array("FRAME\n".utf8) + [UInt8](repeating: 6, count: 8)
         let wav = WAVWriter.header(channels: 2, dataBytes: 16) + [UInt8](repeating: 3, count: 16)
-        var g = MediaSplitMix64(state: 7)
+        var g = SplitMix64(state: 7)
         var outcomes = [String: Int]()
         for i in 0..<300 {
             var b = [ivf, y4m, wav][i % 3]

@@ -1,18 +1,7 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Media
-
-/// SplitMix64, seeded: reproducible garbage for the decoder.
-private struct OpusTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Measurements of a mono signal.
 private enum Signal {
@@ -252,7 +241,7 @@ private func format2(_ x: Double) -> String {
         }
         #expect(throws: OpusCodecError.emptyPacket) { try decoder.decode([], timestamp: 0) }
         #expect(throws: OpusCodecError.emptyPacket) { try decoder.decodeFEC(from: [], sampleCount: 960, timestamp: 0) }
-        var g = OpusTestRandom(state: 0x0905)
+        var g = SplitMix64(state: 0x0905)
         var errors = 0, decoded = 0
         for _ in 0..<2000 {
             let b = (0..<Int.random(in: 1...300, using: &g)).map { _ in UInt8.random(in: 0...255, using: &g) }

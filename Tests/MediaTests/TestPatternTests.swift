@@ -1,17 +1,6 @@
 import Testing
+import TestSupport
 @testable import Media
-
-/// SplitMix64, seeded: reproducible noise frames.
-private struct PatternTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct TestPatternTests {
     /// Timestamps are `number × 90 000 / fps` in 90 kHz ticks.
@@ -88,7 +77,7 @@ private struct PatternTestRandom: RandomNumberGenerator {
         #expect(FrameMarker.read(from: try I420Frame(width: 320, height: 240)) == nil)
         let white = try I420Frame(width: 320, height: 240, data: [UInt8](repeating: 235, count: 320 * 240 * 3 / 2))
         #expect(FrameMarker.read(from: white) == nil)
-        var g = PatternTestRandom(state: 11)
+        var g = SplitMix64(state: 11)
         var noiseReads = 0
         for _ in 0..<200 {
             // Noise of black and white cells (so every cell is readable): only the CRC can refuse.

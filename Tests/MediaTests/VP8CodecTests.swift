@@ -1,18 +1,7 @@
 import Foundation
 import Testing
+import TestSupport
 @testable import Media
-
-/// SplitMix64, seeded: reproducible garbage for the decoder.
-private struct CodecTestRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 /// Capture time of frame `n` in a stream starting at a wall-clock-like time (needs > 32 bits).
 private func captureTime(_ n: Int, fps: Int) -> Int64 { 1_764_489_600_000 + Int64(n) * 1000 / Int64(fps) }
@@ -258,7 +247,7 @@ private extension Duration {
 
         // Garbage after a good key frame: random bytes, random bytes with a key-frame header,
         // and inter frames with their tails replaced by random bytes.
-        var g = CodecTestRandom(state: 0x5EED)
+        var g = SplitMix64(state: 0x5EED)
         let decoder = try VP8Decoder()
         _ = try decoder.decode(key)
         var errors = 0, corrupt = 0, decoded = 0

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RTP
 
 /// The Opus RTP payload format (RFC 7587) and the TOC byte (RFC 6716 §3.1).

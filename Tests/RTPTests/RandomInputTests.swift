@@ -1,17 +1,6 @@
 import Testing
+import TestSupport
 @testable import RTP
-
-/// SplitMix64: a small seeded generator so these tests are reproducible.
-struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
 
 @Suite struct RandomInputTests {
     /// 20 000 random buffers (0–80 bytes, first byte forced to version 2 half the

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RTP
 
 /// VP8 packetizer (RFC 7741 §4.4) and frame assembler: fragmentation, wrap-around,

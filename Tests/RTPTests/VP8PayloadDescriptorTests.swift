@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RTP
 
 /// The VP8 payload descriptor (RFC 7741 §4.2) and payload header (RFC 6386 §9.1),

@@ -7,6 +7,8 @@ import TestSupport
 final class Peer: @unchecked Sendable {
     let lock = NSLock()
     var events: [IceEvent] = []
+    /// When each event arrived (on the loop thread), in the order of ``events``.
+    var eventTimes: [Date] = []
     var received: [[UInt8]] = []
     var agent: IceAgent!
     let eventStream: AsyncStream<IceEvent>
@@ -16,7 +18,7 @@ final class Peer: @unchecked Sendable {
         (eventStream, continuation) = AsyncStream.makeStream()
         agent = try IceAgent(configuration, onEvent: { [weak self] event in
             guard let self else { return }
-            self.lock.withLock { self.events.append(event) }
+            self.lock.withLock { self.events.append(event); self.eventTimes.append(Date()) }
             self.continuation.yield(event)
         }, onReceive: { [weak self] bytes in
             guard let self else { return }
@@ -34,6 +36,10 @@ final class Peer: @unchecked Sendable {
     var candidates: [Candidate] { lock.withLock { events.compactMap { if case .localCandidate(let c) = $0 { c } else { nil } } } }
     var states: [IceConnectionState] { lock.withLock { events.compactMap { if case .state(let s) = $0 { s } else { nil } } } }
     var receivedCount: Int { lock.withLock { received.count } }
+    /// When `event` first arrived on the loop thread, if it did.
+    func time(of event: IceEvent) -> Date? {
+        lock.withLock { events.firstIndex(of: event).map { eventTimes[$0] } }
+    }
 
     /// Waits until `condition` holds on the events, at most `seconds`.
     func wait(_ seconds: Double, _ condition: @escaping ([IceEvent]) -> Bool) async -> Bool {
@@ -149,7 +155,9 @@ func exchange(_ a: Peer, _ b: Peer, count: Int, paceMs: UInt64 = 0) async {
         a.agent.endOfRemoteCandidates()
         let start = Date()
         #expect(await a.waitState(.failed, 10))
-        let elapsed = Date().timeIntervalSince(start)
+        // Timed by the event's arrival on the loop thread, not by when this test resumes
+        // (on 2 cores with every suite in parallel, that can be seconds later).
+        let elapsed = (a.time(of: .state(.failed)) ?? Date()).timeIntervalSince(start)
         #expect(elapsed >= 2.5 && elapsed < 6, "failed after \(elapsed) s; the checking timeout is 3 s")
         #expect(!a.states.contains(.connected))
     }

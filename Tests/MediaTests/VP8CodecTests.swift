@@ -7,7 +7,7 @@ import TestSupport
 private func captureTime(_ n: Int, fps: Int) -> Int64 { 1_764_489_600_000 + Int64(n) * 1000 / Int64(fps) }
 
 /// Result of pushing a test pattern through encoder and decoder.
-private struct RoundTrip {
+private struct RoundTrip: Sendable {
     var encodedBytes = 0
     var keyframes: [Int] = []
     var markers: [FrameMarker?] = []
@@ -78,8 +78,9 @@ private extension Duration {
 @Suite struct VP8CodecTests {
     /// Acceptance 1 and 5: 300 frames of 640×480@30 at 500 kbit/s all decode, and every
     /// decoded frame's marker names its frame number and capture time, in order.
-    @Test func pattern640x480At500kbpsRoundTripsEveryMarker() throws {
-        let r = try roundTrip(width: 640, height: 480, kbps: 500, count: 300)
+    @Test func pattern640x480At500kbpsRoundTripsEveryMarker() async throws {
+        // Seconds of encoding: on a thread of its own, never on the cooperative pool.
+        let r = try await TestServices.offload { try roundTrip(width: 640, height: 480, kbps: 500, count: 300) }
         let kbps = Double(r.encodedBytes) * 8 / 10 / 1000
         print("VP8 640x480@30 500 kbit/s: \(r.encodedBytes) bytes in 300 frames = \(Int(kbps)) kbit/s; "
             + "encode \(format3(r.encodeSeconds * 1000 / 300)) ms/frame; smallest marker margin \(Int(r.smallestMargin)) levels; "
@@ -97,9 +98,9 @@ private extension Duration {
 
     /// Acceptance 1: the marker also survives 320×240 and 160×120 (and an odd size) at 150 kbit/s.
     @Test(arguments: [(320, 240), (160, 120), (161, 121)])
-    func smallSizesKeepTheMarkerAt150kbps(size: (Int, Int)) throws {
+    func smallSizesKeepTheMarkerAt150kbps(size: (Int, Int)) async throws {
         let (w, h) = size
-        let r = try roundTrip(width: w, height: h, kbps: 150, count: 90)
+        let r = try await TestServices.offload { try roundTrip(width: w, height: h, kbps: 150, count: 90) }
         let kbps = Double(r.encodedBytes) * 8 / 3 / 1000
         print("VP8 \(w)x\(h)@30 150 kbit/s: \(r.encodedBytes) bytes in 90 frames = \(Int(kbps)) kbit/s; "
             + "cell \(FrameMarker.layout(width: w, height: h)?.cellSize ?? 0) px; smallest marker margin \(Int(r.smallestMargin)) levels; worst PSNR Y/U/V \(r.worstPSNR.map { Int($0) }) dB")

@@ -103,7 +103,8 @@ public enum TestServices {
         try await offload { try startBlocking(dir: dir, extra, environment: environment) }
     }
 
-    static func startBlocking(dir: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> ServiceInfo {
+    /// ``start(dir:_:environment:)`` blocking the calling thread (for code on a thread of its own).
+    public static func startBlocking(dir: String, _ extra: [String] = [], environment: [String: String] = [:]) throws -> ServiceInfo {
         let r = try runBlocking(script, ["start", "--dir", dir] + extra, environment: environment)
         guard r.status == 0 else { throw TestServiceError.startFailed(status: r.status, stderr: r.stderr) }
         return try JSONDecoder().decode(ServiceInfo.self, from: Data(r.stdout.utf8))

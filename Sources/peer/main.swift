@@ -11,6 +11,15 @@ let usage = """
                                    and print it as JSON; with --answer print the SDP
                                    answer peer would give to it
                                    example: peer sdp offer.sdp --answer
+      peer loopback [--duration S] [--video pattern:WxH@FPS] [--bitrate KBPS]
+                    [--out-dir DIR] [--vanilla] [--json]
+                                   self-test: two peer connections in this process call
+                                   each other over 127.0.0.1 (no router, no STUN server),
+                                   send the test pattern and a tone both ways, record
+                                   loopback-a/b.ivf and .ogg, print the statistics;
+                                   exit 0 when each side got ≥ 95 % of the frames, 7 if
+                                   not, 5 when it did not connect
+                                   example: peer loopback --duration 5
       peer --version               the version of peer and of each C library
       peer --help                  this text
 
@@ -70,6 +79,8 @@ case nil:
     exit(2)
 case "sdp":
     sdpCommand(Array(arguments.dropFirst()))
+case "loopback":
+    await loopbackCommand(Array(arguments.dropFirst()))
 case let other?:
     fail("unknown command \"\(other)\" (try peer --help)")
 }

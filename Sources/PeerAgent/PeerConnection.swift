@@ -1,0 +1,1008 @@
+import DTLS
+import Dispatch
+import EventLoop
+import Foundation
+import ICE
+import Media
+import RTP
+import SDP
+
+/// W3C `RTCPeerConnectionState`, derived from the ICE and DTLS states.
+public enum PeerConnectionState: String, Sendable, Equatable {
+    case new, connecting, connected, disconnected, failed, closed
+}
+
+/// W3C `RTCIceGatheringState`.
+public enum IceGatheringState: String, Sendable, Equatable {
+    case new, gathering, complete
+}
+
+/// W3C `RTCSignalingState` (no provisional answers).
+public enum SignalingState: String, Sendable, Equatable {
+    case stable
+    case haveLocalOffer = "have-local-offer"
+    case haveRemoteOffer = "have-remote-offer"
+    case closed
+}
+
+/// W3C `RTCSdpType` for the types `peer` uses.
+public enum SdpType: String, Sendable, Equatable, Codable {
+    case offer, answer
+}
+
+/// W3C `RTCSessionDescriptionInit`: a type and the SDP text.
+public struct SessionDescriptionInit: Sendable, Equatable, Codable {
+    /// Offer or answer.
+    public var type: SdpType
+    /// The SDP (RFC 8866), CRLF line ends.
+    public var sdp: String
+    /// Creates a description.
+    public init(type: SdpType, sdp: String) { self.type = type; self.sdp = sdp }
+}
+
+/// W3C `RTCIceCandidateInit`: one trickled candidate (RFC 8838), or end-of-candidates
+/// when `candidate` is empty.
+public struct IceCandidateInit: Sendable, Equatable, Codable {
+    /// `candidate:…` (the attribute value), or "" for end-of-candidates.
+    public var candidate: String
+    /// The m-section's mid.
+    public var sdpMid: String?
+    /// The m-section's index (0-based).
+    public var sdpMLineIndex: Int?
+    /// The ICE ufrag the candidate belongs to.
+    public var usernameFragment: String?
+    /// Creates a candidate value.
+    public init(candidate: String, sdpMid: String? = nil, sdpMLineIndex: Int? = nil, usernameFragment: String? = nil) {
+        self.candidate = candidate
+        self.sdpMid = sdpMid
+        self.sdpMLineIndex = sdpMLineIndex
+        self.usernameFragment = usernameFragment
+    }
+    /// True for end-of-candidates.
+    public var isEndOfCandidates: Bool { candidate.trimmingCharacters(in: .whitespaces).isEmpty }
+}
+
+/// A remote track announced by negotiation (W3C `RTCTrackEvent`, reduced).
+public struct RemoteTrackInfo: Sendable, Equatable {
+    /// "audio" or "video".
+    public var kind: String
+    /// The m-section's mid.
+    public var mid: String
+    /// The remote SSRC when the SDP announced one.
+    public var ssrc: UInt32?
+    /// The negotiated payload type and codec name, e.g. 96 "VP8".
+    public var payloadType: Int
+    public var codec: String
+}
+
+/// What a ``PeerConnection`` reports, in order, on the event-loop thread.
+public enum PeerConnectionEvent: Sendable, Equatable {
+    /// A local candidate to trickle to the peer; `candidate == ""` is end-of-candidates.
+    case localCandidate(IceCandidateInit)
+    /// `icegatheringstatechange`.
+    case iceGatheringState(IceGatheringState)
+    /// `iceconnectionstatechange`.
+    case iceConnectionState(IceConnectionState)
+    /// The DTLS transport's state changed.
+    case dtlsState(DTLSTransportState)
+    /// `connectionstatechange`; `reason` says why for `failed` (and `closed` by the peer).
+    case connectionState(PeerConnectionState, reason: String?)
+    /// `track`: the remote side sends on this m-section.
+    case track(RemoteTrackInfo)
+    /// `signalingstatechange`.
+    case signalingState(SignalingState)
+}
+
+/// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
+public enum BundlePolicy: String, Sendable { case maxBundle = "max-bundle" }
+
+/// W3C `RTCConfiguration` for ``PeerConnection``.
+public struct PeerConnectionConfiguration: Sendable {
+    /// STUN and TURN servers (RFC 7064/7065 URLs parsed into ``IceServer``).
+    public var iceServers: [IceServer] = []
+    /// `all` or `relay`.
+    public var iceTransportPolicy: IceTransportPolicy = .all
+    /// Always max-bundle: one ICE and one DTLS transport for every m-section.
+    public var bundlePolicy: BundlePolicy = .maxBundle
+    /// Our DTLS certificate; nil uses the process's shared one (ECDSA P-256, 30 days).
+    public var certificate: Certificate?
+    /// Interfaces to gather on (IP literals); empty: all but loopback (loopback when
+    /// nothing else exists). `["127.0.0.1"]` for a loopback call.
+    public var localAddresses: [String] = []
+    /// Gather TCP candidates too (RFC 6544).
+    public var tcpCandidates = true
+    /// ICE gives up when no pair answers within this time after checks start, ms
+    /// (state `failed`, reason says so). Default 15 000 ms.
+    public var iceCheckingTimeoutMs: UInt32 = 15_000
+    /// DTLS gives up when the handshake is not done this long after it started, ms
+    /// (state `failed`). Default 10 000 ms.
+    public var dtlsTimeoutMs: UInt32 = 10_000
+    /// Minimum RTCP report interval, ms (RFC 3550 §6.2 reduced minimum; ~1 s).
+    public var rtcpMinimumIntervalMs: Double = 1_000
+    /// Test hook: drop an incoming datagram when this returns true (loss injection).
+    public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
+
+    /// The defaults above.
+    public init() {}
+}
+
+/// Why a ``PeerConnection`` call failed. Each case names the value at fault.
+public enum PeerConnectionError: Error, Equatable, CustomStringConvertible {
+    /// The call is not allowed in this signaling state (W3C InvalidStateError).
+    case invalidState(operation: String, state: String)
+    /// The SDP did not parse (line number and expectation inside) or is unusable.
+    case invalidDescription(String)
+    /// A candidate line did not parse or could not be used.
+    case invalidCandidate(candidate: String, reason: String)
+    /// The connection is closed.
+    case closed
+    /// ICE, DTLS or a codec could not be set up; the reason names the part.
+    case setup(String)
+
+    /// One line naming the problem.
+    public var description: String {
+        switch self {
+        case let .invalidState(op, state): return "\(op) is not allowed in signaling state \(state)"
+        case let .invalidDescription(reason): return "unusable session description: \(reason)"
+        case let .invalidCandidate(c, reason): return "candidate \"\(c)\": \(reason)"
+        case .closed: return "the peer connection is closed"
+        case let .setup(reason): return reason
+        }
+    }
+}
+
+/// W3C `RTCRtpTransceiver`: one m-section's sender and receiver.
+public final class RtpTransceiver: @unchecked Sendable {
+    /// `.audio` or `.video`.
+    public let kind: MediaKind
+    /// The direction we asked for.
+    public let direction: Direction
+    private let lock = NSLock()
+    private var _mid: String?
+    private var _currentDirection: Direction?
+    let sender: RtpSender
+    let receiver: RtpReceiver
+
+    init(kind: MediaKind, direction: Direction, sender: RtpSender, receiver: RtpReceiver) {
+        self.kind = kind
+        self.direction = direction
+        self.sender = sender
+        self.receiver = receiver
+    }
+
+    /// The negotiated mid; nil before negotiation.
+    public internal(set) var mid: String? {
+        get { lock.withLock { _mid } }
+        set { lock.withLock { _mid = newValue } }
+    }
+    /// The negotiated direction from our side; nil before negotiation, `.inactive` when rejected.
+    public internal(set) var currentDirection: Direction? {
+        get { lock.withLock { _currentDirection } }
+        set { lock.withLock { _currentDirection = newValue } }
+    }
+    /// The SSRC we send with.
+    public var ssrc: UInt32 { sender.ssrc }
+    /// The frame numbers read from the markers of decoded remote video frames, in
+    /// arrival order (empty unless the remote sends the test pattern and decoding is on).
+    public func receivedFrameMarkers() -> [Int] { receiver.markers() }
+}
+
+/// A WebRTC peer connection modelled on W3C `RTCPeerConnection`: JSEP offer/answer
+/// (RFC 8829) over the SDP module, one ICE agent (libnice) and one DTLS-SRTP
+/// transport for the BUNDLE group (RFC 8843, rtcp-mux), VP8 and Opus senders and
+/// receivers, RTCP (SR/RR about once a second, PLI/FIR, NACK, BYE), and W3C stats.
+///
+/// Threading: methods may be called from any thread except the event-loop thread's
+/// own callbacks for ``close()`` (it waits for that thread). Events arrive on the
+/// event-loop thread, in order. State is behind one lock.
+///
+/// Failure times: ICE `failed` after ``PeerConnectionConfiguration/iceCheckingTimeoutMs``
+/// (15 s) without a working pair; DTLS `failed` at once on a fingerprint mismatch
+/// (bad_certificate alert) or after ``PeerConnectionConfiguration/dtlsTimeoutMs`` (10 s);
+/// no common codec fails when the answer is applied.
+public final class PeerConnection: @unchecked Sendable {
+    /// The configuration given at init.
+    public let configuration: PeerConnectionConfiguration
+    private let loop: EventLoop
+    private let onEvent: @Sendable (PeerConnectionEvent) -> Void
+    private let certificate: Certificate
+    private let fingerprint: Fingerprint
+    private let cname = randomIceChars(16)
+    private let streamId = UUID().uuidString.lowercased()
+    private let sessionId = UInt64.random(in: 1..<(1 << 62))
+    private let lock = NSLock()
+
+    // Under `lock`.
+    private var transceivers: [RtpTransceiver] = []
+    private var agent: IceAgent?
+    private var transport: DtlsSrtpTransport?
+    private var isOfferer: Bool?
+    private var signaling: SignalingState = .stable
+    private var local: SessionDescription?
+    private var localType: SdpType?
+    private var remote: SessionDescription?
+    private var localCandidates: [Candidate] = []
+    private var gathering: IceGatheringState = .new
+    private var iceState: IceConnectionState = .new
+    private var dtlsState: DTLSTransportState = .new
+    private var state: PeerConnectionState = .new
+    private var failure: String?
+    private var negotiated = false
+    private var dtlsRole: DTLSRole?
+    private var remoteFingerprints: [(algorithm: String, hex: String)] = []
+    private var midExtensionID: UInt8?
+    private var ssrcRoutes: [UInt32: RtpReceiver] = [:]
+    private var remoteInbound: [UInt32: RemoteInboundRTPStats] = [:]
+    private var selectedPair: IceCandidatePair?
+    private var startMs: Int64?
+    private var iceConnectedMs: Int64?
+    private var dtlsConnectedMs: Int64?
+    private var rtcpTimer: UInt32 = 0
+    private var tickTimer: UInt32 = 0
+    private var dtlsTimer: UInt32 = 0
+    private var sessionVersion: UInt64 = 2
+    private var pendingRemoteCandidates: [IceCandidateInit] = []
+    private var remoteEndOfCandidates = false
+    private var lastRTT: Double?
+    private var credentials: (ufrag: String, pwd: String) = ("", "")
+    /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
+    private var closedLocally = false
+
+    /// Creates a connection (no network activity until a description is set).
+    /// - Throws: ``PeerConnectionError/setup(_:)`` when the certificate cannot be made.
+    public init(configuration: PeerConnectionConfiguration = PeerConnectionConfiguration(), loop: EventLoop = .shared,
+                onEvent: @escaping @Sendable (PeerConnectionEvent) -> Void) throws {
+        self.configuration = configuration
+        self.loop = loop
+        self.onEvent = onEvent
+        do {
+            certificate = try configuration.certificate ?? Certificate.shared()
+            fingerprint = Fingerprint(algorithm: "sha-256", value: try certificate.fingerprint())
+        } catch {
+            throw PeerConnectionError.setup("DTLS certificate: \(error)")
+        }
+    }
+
+    deinit {
+        // Owners should call close(); make sure libnice lets go in any case.
+        agent?.close()
+    }
+
+    // MARK: Transceivers
+
+    /// Adds a transceiver (W3C `addTransceiver`) before the offer or answer is made.
+    /// - Parameters:
+    ///   - kind: `.audio` or `.video`.
+    ///   - direction: what we want: sendrecv, sendonly, recvonly or inactive.
+    ///   - video: the video source when sending video (nil sends nothing).
+    ///   - audio: the audio source when sending audio.
+    ///   - encoding: bitrates and codec settings for what we send.
+    ///   - receive: files and decoding for what we receive.
+    @discardableResult
+    public func addTransceiver(_ kind: MediaKind, direction: Direction = .sendrecv, video: VideoSource? = nil,
+                               audio: AudioSource? = nil, encoding: SendEncoding = SendEncoding(),
+                               receive: ReceiveOptions = ReceiveOptions()) -> RtpTransceiver {
+        let ssrc = UInt32.random(in: 1...UInt32.max)
+        let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
+                               video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
+        let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc)
+        let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver)
+        lock.withLock { transceivers.append(t) }
+        return t
+    }
+
+    /// The transceivers, in the order added.
+    public var allTransceivers: [RtpTransceiver] { lock.withLock { transceivers } }
+
+    // MARK: State
+
+    /// The W3C connection state.
+    public var connectionState: PeerConnectionState { lock.withLock { state } }
+    /// Why the connection failed, when it did.
+    public var failureReason: String? { lock.withLock { failure } }
+    /// True when the peer ended the connection (DTLS close_notify) before ``close()``.
+    public var closedByPeer: Bool { lock.withLock { state == .closed && !closedLocally } }
+    /// The ICE connection state.
+    public var iceConnectionState: IceConnectionState { lock.withLock { iceState } }
+    /// The ICE gathering state.
+    public var iceGatheringState: IceGatheringState { lock.withLock { gathering } }
+    /// The signaling state.
+    public var signalingState: SignalingState { lock.withLock { signaling } }
+    /// The DTLS transport state.
+    public var dtlsTransportState: DTLSTransportState { lock.withLock { dtlsState } }
+
+    /// The local description with every candidate gathered so far (and
+    /// `a=end-of-candidates` once gathering is complete): what a vanilla-ICE peer sends.
+    public var localDescription: SessionDescriptionInit? {
+        lock.withLock {
+            guard var d = local, let type = localType else { return nil }
+            for i in d.media.indices where !d.media[i].isRejected {
+                d.media[i].candidates = localCandidates
+                d.media[i].endOfCandidates = gathering == .complete
+            }
+            return SessionDescriptionInit(type: type, sdp: d.serialized())
+        }
+    }
+
+    /// The remote description as set.
+    public var remoteDescription: SessionDescriptionInit? {
+        lock.withLock {
+            guard let remote else { return nil }
+            return SessionDescriptionInit(type: isOfferer == true ? .answer : .offer, sdp: remote.serialized())
+        }
+    }
+
+    // MARK: Offer / answer
+
+    /// Creates an offer (JSEP §5.2.1) with one m-section per transceiver (audio first),
+    /// BUNDLE, rtcp-mux, `a=setup:actpass`, our SSRCs, CNAME and msid.
+    /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` unless stable or
+    ///   have-local-offer; ``PeerConnectionError/setup(_:)`` when the ICE agent cannot be made.
+    public func createOffer() throws -> SessionDescriptionInit {
+        try lock.withLock {
+            guard state != .closed else { throw PeerConnectionError.closed }
+            guard signaling == .stable || signaling == .haveLocalOffer else {
+                throw PeerConnectionError.invalidState(operation: "createOffer", state: signaling.rawValue)
+            }
+            if isOfferer == nil { isOfferer = true }
+        }
+        _ = try obtainAgent(controlling: true)
+        return lock.withLock {
+            let offer = JSEP.createOffer(optionsLocked())
+            // JSEP.createOffer orders audio first; mids are the section indexes.
+            var used: Set<ObjectIdentifier> = []
+            for m in offer.media {
+                guard let t = transceivers.first(where: { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) }) else { continue }
+                used.insert(ObjectIdentifier(t))
+                t.mid = m.mid
+            }
+            return SessionDescriptionInit(type: .offer, sdp: offer.serialized())
+        }
+    }
+
+    /// Creates the answer (JSEP §5.3.1) to the remote offer: codecs intersected (Opus,
+    /// VP8), directions, rejected sections with port 0, BUNDLE, `a=setup:active`.
+    /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` unless have-remote-offer;
+    ///   ``PeerConnectionError/invalidDescription(_:)`` when the offer cannot be answered.
+    public func createAnswer() throws -> SessionDescriptionInit {
+        try lock.withLock {
+            guard state != .closed else { throw PeerConnectionError.closed }
+            guard signaling == .haveRemoteOffer, let remote, agent != nil else {
+                throw PeerConnectionError.invalidState(operation: "createAnswer", state: signaling.rawValue)
+            }
+            do {
+                let answer = try JSEP.createAnswer(to: remote, optionsLocked())
+                return SessionDescriptionInit(type: .answer, sdp: answer.serialized())
+            } catch {
+                throw PeerConnectionError.invalidDescription("\(error)")
+            }
+        }
+    }
+
+    /// Sets our description (JSEP §5.5): starts gathering; an answer completes the
+    /// negotiation (DTLS role from our `a=setup`, payload types, mids, SSRCs).
+    /// - Throws: ``PeerConnectionError/invalidDescription(_:)`` for SDP that does not parse,
+    ///   ``PeerConnectionError/invalidState(operation:state:)`` for the wrong type now,
+    ///   ``PeerConnectionError/setup(_:)`` when gathering cannot start.
+    public func setLocalDescription(_ description: SessionDescriptionInit) throws {
+        var events: [PeerConnectionEvent] = []
+        let controlling = lock.withLock { () -> Bool in
+            if isOfferer == nil { isOfferer = description.type == .offer }
+            return isOfferer ?? true
+        }
+        _ = try obtainAgent(controlling: controlling)
+        let agentToGather: IceAgent? = try lock.withLock {
+            guard state != .closed else { throw PeerConnectionError.closed }
+            let parsed: SessionDescription
+            do { parsed = try SessionDescription(parsing: description.sdp) } catch {
+                throw PeerConnectionError.invalidDescription("local \(description.type.rawValue): \(error)")
+            }
+            switch (description.type, signaling) {
+            case (.offer, .stable), (.offer, .haveLocalOffer):
+                signaling = .haveLocalOffer
+            case (.answer, .haveRemoteOffer):
+                signaling = .stable
+            default:
+                throw PeerConnectionError.invalidState(operation: "setLocalDescription(\(description.type.rawValue))",
+                                                       state: signaling.rawValue)
+            }
+            events.append(.signalingState(signaling))
+            local = parsed
+            localType = description.type
+            if startMs == nil { startMs = monotonicMs() }
+            if description.type == .answer {
+                events += negotiate(answer: parsed, weAreOfferer: false)
+            }
+            guard gathering == .new, let agent else { return nil }
+            gathering = .gathering
+            events.append(.iceGatheringState(.gathering))
+            return agent
+        }
+        emit(events)
+        if let agentToGather {
+            do { try agentToGather.gather() } catch {
+                fail("ICE gathering could not start: \(error)")
+                throw PeerConnectionError.setup("ICE gathering: \(error)")
+            }
+        }
+    }
+
+    /// Sets the peer's description (JSEP §5.6): ICE credentials, candidates in it,
+    /// fingerprints; an answer completes the negotiation.
+    /// - Throws: ``PeerConnectionError/invalidDescription(_:)`` when the SDP does not parse
+    ///   (the SDP line number and what was expected) or lacks ICE credentials or a
+    ///   fingerprint; ``PeerConnectionError/invalidState(operation:state:)`` for the wrong type now.
+    public func setRemoteDescription(_ description: SessionDescriptionInit) throws {
+        var events: [PeerConnectionEvent] = []
+        let parsed: SessionDescription
+        do { parsed = try SessionDescription(parsing: description.sdp) } catch {
+            throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
+        }
+        let controlling = try lock.withLock { () -> Bool in
+            guard state != .closed else { throw PeerConnectionError.closed }
+            switch (description.type, signaling) {
+            case (.offer, .stable), (.offer, .haveRemoteOffer), (.answer, .haveLocalOffer): break
+            default:
+                throw PeerConnectionError.invalidState(operation: "setRemoteDescription(\(description.type.rawValue))",
+                                                       state: signaling.rawValue)
+            }
+            if isOfferer == nil { isOfferer = description.type == .answer }
+            return isOfferer ?? false
+        }
+        let agent = try obtainAgent(controlling: controlling)
+        let (ufrag, pwd, candidates, endOfCandidates) = try lock.withLock { () -> (String, String, [Candidate], Bool) in
+            guard state != .closed else { throw PeerConnectionError.closed }
+            let usable = parsed.media.filter { !$0.isRejected }
+            let first = usable.first ?? parsed.media.first
+            guard let ufrag = first?.iceUfrag ?? parsed.iceUfrag, let pwd = first?.icePwd ?? parsed.icePwd else {
+                throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=ice-ufrag/a=ice-pwd")
+            }
+            let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
+            guard !prints.isEmpty || usable.isEmpty else {
+                throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
+            }
+            remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
+            signaling = description.type == .offer ? .haveRemoteOffer : .stable
+            events.append(.signalingState(signaling))
+            remote = parsed
+            if startMs == nil { startMs = monotonicMs() }
+            var seen: Set<String> = []
+            var candidates: [Candidate] = []
+            for m in parsed.media where !m.isRejected {
+                for c in m.candidates where c.component == 1 && seen.insert(c.sdpValue).inserted { candidates.append(c) }
+            }
+            let trickle = (parsed.iceOptions + parsed.media.flatMap(\.iceOptions)).contains("trickle")
+            let end = parsed.media.contains { $0.endOfCandidates } || (!candidates.isEmpty && !trickle)
+            if description.type == .answer {
+                events += negotiate(answer: parsed, weAreOfferer: true)
+            }
+            return (ufrag, pwd, candidates, end)
+        }
+        emit(events)
+        agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd)
+        for c in candidates { try? agent.addRemoteCandidate(c) }
+        let pending = lock.withLock { () -> [IceCandidateInit] in
+            defer { pendingRemoteCandidates = [] }
+            return pendingRemoteCandidates
+        }
+        for c in pending { try? addIceCandidate(c) }
+        if endOfCandidates { agent.endOfRemoteCandidates() }
+        maybeStartDTLS()
+    }
+
+    /// Adds a trickled remote candidate (W3C `addIceCandidate`); an empty candidate is
+    /// end-of-candidates (RFC 8838 §4.1). Candidates arriving before the remote
+    /// description are kept until it is set.
+    /// - Throws: ``PeerConnectionError/invalidCandidate(candidate:reason:)`` for a line that does
+    ///   not parse, an unknown mid, or one libnice refuses; the connection goes on.
+    public func addIceCandidate(_ candidate: IceCandidateInit) throws {
+        let usable: IceAgent? = try lock.withLock {
+            guard state != .closed else { throw PeerConnectionError.closed }
+            guard let remote, let agent = self.agent else {
+                pendingRemoteCandidates.append(candidate)
+                return nil
+            }
+            if let mid = candidate.sdpMid, !mid.isEmpty, !remote.media.contains(where: { $0.mid == mid }) {
+                throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "unknown mid \"\(mid)\"")
+            }
+            if candidate.sdpMid == nil, let index = candidate.sdpMLineIndex, !(0..<remote.media.count).contains(index) {
+                throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "no m-line \(index)")
+            }
+            return agent
+        }
+        guard let agent = usable else { return }
+        if candidate.isEndOfCandidates {
+            lock.withLock { remoteEndOfCandidates = true }
+            agent.endOfRemoteCandidates()
+            return
+        }
+        let parsed: Candidate
+        do { parsed = try Candidate(parsing: candidate.candidate) } catch {
+            throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
+        }
+        guard parsed.component == 1 else { return }  // rtcp-mux: component 2 is never used
+        do { try agent.addRemoteCandidate(parsed) } catch {
+            throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
+        }
+    }
+
+    // MARK: Stats
+
+    /// W3C webrtc-stats for this connection: outbound-rtp, inbound-rtp,
+    /// remote-inbound-rtp, candidate-pair, transport, codec, plus timings.
+    public func getStats() -> StatsReport {
+        let (list, pair, transport, ice, remoteIn, timings, rtt, role) = lock.withLock {
+            (transceivers, selectedPair, self.transport, iceState, Array(remoteInbound.values), timingsLocked(), lastRTT, dtlsRole)
+        }
+        var report = StatsReport()
+        let now = unixTimeMs()
+        var codecs: [Int: CodecStats] = [:]
+        for t in list where t.currentDirection != nil && t.currentDirection != .inactive {
+            let direction = t.currentDirection ?? .inactive
+            if direction.sends, t.sender.hasSent || true {
+                let s = t.sender.snapshot()
+                if s.packetsSent > 0 || direction.sends { report.outboundRTP.append(s) }
+            }
+            if direction.receives { report.inboundRTP.append(t.receiver.snapshot()) }
+            if let pt = t.sender.snapshot().codecId.flatMap({ Int($0.dropFirst(3)) }) {
+                codecs[pt] = CodecStats(id: "CO-\(pt)", timestamp: now, payloadType: pt,
+                                        mimeType: t.kind == .video ? "video/VP8" : "audio/opus",
+                                        clockRate: t.kind == .video ? 90_000 : 48_000, channels: t.kind == .audio ? 2 : nil,
+                                        sdpFmtpLine: t.kind == .audio ? JSEP.opus.fmtp : nil)
+            }
+        }
+        report.codecs = codecs.keys.sorted().compactMap { codecs[$0] }
+        report.remoteInboundRTP = remoteIn.sorted { $0.ssrc < $1.ssrc }
+        let counters = transport?.snapshot
+        let pairId = pair.map { "CP-\($0.local.foundation)-\($0.remote.foundation)" }
+        if let pair, let pairId {
+            report.candidatePairs.append(CandidatePairStats(
+                id: pairId, timestamp: now, state: "succeeded", nominated: true,
+                localCandidate: pair.local.sdpValue, remoteCandidate: pair.remote.sdpValue,
+                bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
+                packetsSent: counters?.packetsSent ?? 0, packetsReceived: counters?.packetsReceived ?? 0,
+                currentRoundTripTime: rtt))
+        }
+        if let transport {
+            let dtls = transport.state
+            report.transports.append(TransportStats(
+                id: "T-bundle", timestamp: now, dtlsState: dtls.rawValue, iceState: ice.rawValue,
+                dtlsRole: role.map { $0 == .client ? "client" : "server" }, selectedCandidatePairId: pairId,
+                tlsVersion: dtls == .connected ? "DTLSv1.2" : nil, srtpCipher: transport.srtpProfile?.openSSLName,
+                bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
+                srtpFailures: counters?.srtpFailures ?? 0))
+        }
+        report.timings = timings
+        return report
+    }
+
+    // MARK: Close
+
+    /// Closes the connection: stops the senders, sends RTCP BYE, closes the files
+    /// (so they are complete), sends DTLS close_notify, closes ICE (releasing TURN
+    /// allocations). Idempotent. Do not call it from an event callback.
+    public func close() {
+        let (list, transport, agent, timers, wasOpen) = lock.withLock {
+            let wasOpen = !closedLocally
+            closedLocally = true
+            state = .closed
+            signaling = .closed
+            let timers = [rtcpTimer, tickTimer, dtlsTimer]
+            rtcpTimer = 0; tickTimer = 0; dtlsTimer = 0
+            return (transceivers, self.transport, self.agent, timers, wasOpen)
+        }
+        guard wasOpen else { return }
+        for id in timers where id != 0 { loop.cancelTimer(id) }
+        for t in list { t.sender.stop() }
+        if let transport, transport.state == .connected {
+            let ssrcs = list.map(\.sender.ssrc)
+            let bye: [RTCPPacket] = [.receiverReport(ReceiverReport(ssrc: ssrcs.first ?? 0, reports: [])),
+                                     .goodbye(Goodbye(sources: ssrcs))]
+            transport.sendRTCP(RTCPCompound.serialize(bye))
+        }
+        for t in list { t.receiver.close() }
+        transport?.close()
+        agent?.close()
+        emit([.connectionState(.closed, reason: nil)])
+    }
+
+    // MARK: Private (under lock unless said otherwise)
+
+    private func optionsLocked() -> LocalDescriptionOptions {
+        sessionVersion += 1
+        let tracks = transceivers.map { t in
+            LocalTrack(kind: t.kind, direction: t.direction, ssrc: t.sender.ssrc, cname: cname,
+                       streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)")
+        }
+        return LocalDescriptionOptions(sessionId: sessionId, sessionVersion: sessionVersion, iceUfrag: credentials.ufrag,
+                                       icePwd: credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
+    }
+
+    /// The ICE agent, made on first use with the given role. Never called under `lock`:
+    /// making an agent waits for the event-loop thread, whose callbacks take `lock`.
+    private func obtainAgent(controlling: Bool) throws -> IceAgent {
+        if let existing = lock.withLock({ agent }) { return existing }
+        var c = IceAgent.Configuration(controlling: controlling)
+        c.servers = configuration.iceServers
+        c.policy = configuration.iceTransportPolicy
+        c.localAddresses = configuration.localAddresses
+        c.tcp = configuration.tcpCandidates
+        c.checkingTimeoutMs = configuration.iceCheckingTimeoutMs
+        let box = WeakBox(self)
+        let made: IceAgent
+        do {
+            made = try IceAgent(c, loop: loop, onEvent: { event in box.value?.iceEvent(event) },
+                                onReceive: { bytes in box.value?.transportReceive(bytes) })
+        } catch {
+            throw PeerConnectionError.setup("ICE agent: \(error)")
+        }
+        let madeTransport = DtlsSrtpTransport(
+            ice: made, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
+            onState: { state, error in box.value?.dtlsChanged(state, error) },
+            onRTP: { bytes in box.value?.receiveRTP(bytes) },
+            onRTCP: { bytes in box.value?.receiveRTCP(bytes) })
+        let creds = (made.localUfrag, made.localPwd)
+        let winner: IceAgent? = lock.withLock {
+            if let agent { return agent }
+            agent = made
+            transport = madeTransport
+            credentials = creds
+            return nil
+        }
+        if let winner {
+            made.close()
+            return winner
+        }
+        return made
+    }
+
+    /// Applies the answer (ours or theirs); returns the events to emit.
+    private func negotiate(answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
+        var events: [PeerConnectionEvent] = []
+        let offer = weAreOfferer ? local : remote
+        let remoteDescription = weAreOfferer ? answer : remote
+        var accepted = 0
+        var reasons: [String] = []
+        var used: Set<ObjectIdentifier> = []
+        for (index, m) in answer.media.enumerated() {
+            guard let mid = m.mid else { continue }
+            let t: RtpTransceiver?
+            if weAreOfferer {
+                t = transceivers.first { $0.mid == mid }
+            } else {
+                t = transceivers.first { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) && ($0.mid == nil || $0.mid == mid) }
+            }
+            guard let t else { continue }
+            used.insert(ObjectIdentifier(t))
+            t.mid = mid
+            guard !m.isRejected, let pt = m.payloads.first?.payloadType else {
+                t.currentDirection = .inactive
+                let offered = offer.flatMap { $0.media.indices.contains(index) ? $0.media[index] : nil }
+                let names = (offered?.payloads ?? []).compactMap { p in p.name.map { "\($0)/\(p.clockRate ?? 0)" } }
+                reasons.append("mid \(mid) \(m.kind): no common codec (offered \(names.isEmpty ? "none" : names.joined(separator: ", ")); peer supports \(m.kind == .video ? "VP8/90000" : "opus/48000/2"))")
+                continue
+            }
+            accepted += 1
+            let ours = weAreOfferer ? m.effectiveDirection.reversed : m.effectiveDirection
+            t.currentDirection = ours
+            if let ext = m.extmaps.first(where: { $0.uri == JSEP.midExtension }), (1...14).contains(ext.id) {
+                midExtensionID = UInt8(ext.id)
+            }
+            t.sender.configure(payloadType: pt, mid: mid, midExtensionID: midExtensionID.map(Int.init))
+            let remoteSection = remoteDescription?.media.first { $0.mid == mid }
+            let remoteSSRC = remoteSection?.ssrcs.first?.ssrc
+            t.receiver.configure(mid: mid, payloadTypes: m.payloads.map(\.payloadType), remoteSSRC: remoteSSRC)
+            if let remoteSSRC { ssrcRoutes[remoteSSRC] = t.receiver }
+            if ours.receives {
+                events.append(.track(RemoteTrackInfo(kind: "\(m.kind)", mid: mid, ssrc: remoteSSRC, payloadType: pt,
+                                                     codec: m.payloads.first?.name ?? "")))
+            }
+        }
+        // DTLS role (RFC 8842 §5): the answerer's a=setup decides.
+        let answerSetup = answer.media.first { !$0.isRejected }?.setup ?? answer.setup ?? .active
+        if weAreOfferer {
+            dtlsRole = answerSetup == .passive ? .client : .server
+        } else {
+            dtlsRole = answerSetup == .passive ? .server : .client
+        }
+        negotiated = true
+        if accepted == 0 {
+            events += failLocked(reasons.isEmpty ? "no m-section was accepted" : reasons.joined(separator: "; "))
+        }
+        return events
+    }
+
+    private func timingsLocked() -> ConnectionTimings {
+        var t = ConnectionTimings()
+        guard let start = startMs else { return t }
+        t.iceConnectedMs = iceConnectedMs.map { Double($0 - start) }
+        t.dtlsConnectedMs = dtlsConnectedMs.map { Double($0 - start) }
+        let firsts = transceivers.filter { $0.kind == .video }.compactMap(\.receiver.firstFrameMs)
+        let any = firsts.isEmpty ? transceivers.compactMap(\.receiver.firstFrameMs) : firsts
+        t.firstRemoteFrameMs = any.min().map { Double($0 - start) }
+        return t
+    }
+
+    /// Marks the connection failed with `reason` (under lock); returns the events.
+    private func failLocked(_ reason: String) -> [PeerConnectionEvent] {
+        guard state != .failed, state != .closed else { return [] }
+        state = .failed
+        failure = reason
+        return [.connectionState(.failed, reason: reason)]
+    }
+
+    private func fail(_ reason: String) {
+        emit(lock.withLock { failLocked(reason) })
+    }
+
+    /// Recomputes the W3C connection state from ICE and DTLS (under lock).
+    private func updateStateLocked() -> [PeerConnectionEvent] {
+        guard state != .closed, state != .failed else { return [] }
+        let next: PeerConnectionState
+        switch (iceState, dtlsState) {
+        case (.failed, _): next = .failed
+        case (_, .failed): next = .failed
+        case (.disconnected, _): next = .disconnected
+        case (.connected, .connected), (.completed, .connected): next = .connected
+        case (.checking, _), (.connected, _), (.completed, _): next = .connecting
+        default: next = dtlsState == .connecting ? .connecting : .new
+        }
+        guard next != state else { return [] }
+        if next == .failed {
+            let reason = iceState == .failed
+                ? "ICE failed: no candidate pair worked within \(configuration.iceCheckingTimeoutMs) ms"
+                : "DTLS failed: \(transport?.error.map { "\($0)" } ?? "handshake failed")"
+            return failLocked(reason)
+        }
+        state = next
+        return [.connectionState(next, reason: nil)]
+    }
+
+    private func emit(_ events: [PeerConnectionEvent]) {
+        guard !events.isEmpty else { return }
+        let handler = onEvent
+        loop.async { for e in events { handler(e) } }
+    }
+
+    // MARK: Callbacks (loop thread, not under lock)
+
+    private func iceEvent(_ event: IceEvent) {
+        var events: [PeerConnectionEvent] = []
+        var startDTLS = false
+        lock.withLock {
+            guard state != .closed else { return }
+            switch event {
+            case let .localCandidate(c):
+                localCandidates.append(c)
+                let mid = local?.media.first { !$0.isRejected }?.mid ?? "0"
+                events.append(.localCandidate(IceCandidateInit(candidate: c.sdpValue, sdpMid: mid, sdpMLineIndex: 0,
+                                                               usernameFragment: credentials.ufrag)))
+            case .gatheringComplete:
+                gathering = .complete
+                let mid = local?.media.first { !$0.isRejected }?.mid ?? "0"
+                events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0)))
+                events.append(.iceGatheringState(.complete))
+            case let .state(s):
+                iceState = s
+                events.append(.iceConnectionState(s))
+                if (s == .connected || s == .completed) && iceConnectedMs == nil {
+                    iceConnectedMs = monotonicMs()
+                    startDTLS = true
+                }
+                events += updateStateLocked()
+            case let .selectedPair(pair):
+                selectedPair = pair
+            case .gatheringFailed:
+                events += failLocked("ICE gathering found no usable candidate (policy \(configuration.iceTransportPolicy.rawValue): check the TURN server and its credentials)")
+            }
+        }
+        emit(events)
+        if startDTLS { maybeStartDTLS() }
+    }
+
+    private func maybeStartDTLS() {
+        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = lock.withLock {
+            guard state != .closed, state != .failed, negotiated, let role = dtlsRole, let transport,
+                  iceState == .connected || iceState == .completed, transport.state == .new else { return nil }
+            return (transport, role, remoteFingerprints)
+        }
+        guard let (transport, role, prints) = ready else { return }
+        do { try transport.start(role: role, remoteFingerprints: prints) } catch {
+            fail("DTLS could not start: \(error)")
+            return
+        }
+        let box = WeakBox(self)
+        let timeout = configuration.dtlsTimeoutMs
+        let id = loop.after(milliseconds: timeout) {
+            guard let pc = box.value, pc.dtlsTransportState != .connected else { return }
+            pc.fail("DTLS failed: the handshake did not complete within \(timeout) ms")
+        }
+        lock.withLock { dtlsTimer = id }
+    }
+
+    private func dtlsChanged(_ newState: DTLSTransportState, _ error: DTLSError?) {
+        var events: [PeerConnectionEvent] = []
+        var startMedia = false
+        lock.withLock {
+            guard state != .closed else { return }
+            dtlsState = newState
+            events.append(.dtlsState(newState))
+            if newState == .connected && dtlsConnectedMs == nil {
+                dtlsConnectedMs = monotonicMs()
+                startMedia = true
+            }
+            if newState == .failed {
+                events += failLocked("DTLS failed: \(error.map { "\($0)" } ?? "handshake failed")")
+            } else if newState == .closed && state == .connected {
+                // The peer hung up (close_notify): the call is over, not failed.
+                state = .closed
+                failure = nil
+                events.append(.connectionState(.closed, reason: "closed by the peer (DTLS close_notify)"))
+            } else {
+                events += updateStateLocked()
+            }
+        }
+        emit(events)
+        if startMedia { startMediaFlow() }
+    }
+
+    private func startMediaFlow() {
+        let (list, transport) = lock.withLock { (transceivers, self.transport) }
+        guard let transport else { return }
+        if dtlsTimer != 0 { loop.cancelTimer(dtlsTimer) }
+        for t in list where t.currentDirection?.sends == true {
+            do { try t.sender.start(transport: transport) } catch {
+                fail("\(t.kind) sender could not start: \(error)")
+            }
+        }
+        scheduleRTCP()
+        scheduleTick()
+    }
+
+    private func scheduleRTCP() {
+        let interval = RTCPInterval.milliseconds(members: 2, averagePacketBytes: 120, rtcpBandwidthBitsPerSecond: 50_000,
+                                                 minimumMs: configuration.rtcpMinimumIntervalMs, random: Double.random(in: 0..<1))
+        let box = WeakBox(self)
+        let id = loop.after(milliseconds: UInt32(interval)) {
+            guard let pc = box.value, pc.connectionState != .closed else { return }
+            pc.sendReports()
+            pc.scheduleRTCP()
+        }
+        lock.withLock { if state != .closed { rtcpTimer = id } }
+    }
+
+    private func scheduleTick() {
+        let box = WeakBox(self)
+        let id = loop.after(milliseconds: 20) {
+            guard let pc = box.value, pc.connectionState != .closed else { return }
+            pc.tick()
+            pc.scheduleTick()
+        }
+        lock.withLock { if state != .closed { tickTimer = id } }
+    }
+
+    /// NACKs due (every 20 ms).
+    private func tick() {
+        let list = lock.withLock { transceivers }
+        let now = monotonicMs()
+        var feedback: [RTCPPacket] = []
+        for t in list where t.currentDirection?.receives == true { feedback += t.receiver.tick(nowMs: now) }
+        sendFeedback(feedback)
+    }
+
+    /// SR (when sending) or RR with report blocks, and SDES CNAME (RFC 3550 §6.4, §6.5).
+    private func sendReports() {
+        let (list, transport) = lock.withLock { (transceivers, self.transport) }
+        guard let transport else { return }
+        let ntp = ntpNow()
+        let blocks = list.filter { $0.currentDirection?.receives == true }.compactMap { $0.receiver.receptionReport() }
+        var packets: [RTCPPacket] = []
+        var remaining = blocks
+        for t in list where t.currentDirection?.sends == true {
+            guard var sr = t.sender.senderReport(ntp: ntp) else { continue }
+            sr.reports = remaining
+            remaining = []
+            packets.append(.senderReport(sr))
+        }
+        let reporter = list.first?.sender.ssrc ?? 0
+        if packets.isEmpty { packets.append(.receiverReport(ReceiverReport(ssrc: reporter, reports: blocks))) }
+        let ssrcs = list.filter { $0.currentDirection?.sends == true }.map(\.sender.ssrc)
+        let chunks = (ssrcs.isEmpty ? [reporter] : ssrcs).map { ssrc in
+            SourceDescription.Chunk(source: ssrc, items: [SourceDescription.Item(type: 1, text: Array(cname.utf8))])
+        }
+        packets.append(.sourceDescription(SourceDescription(chunks: chunks)))
+        transport.sendRTCP(RTCPCompound.serialize(packets))
+    }
+
+    /// Sends feedback (PLI, NACK) at once, in a compound led by an empty RR (RFC 4585 §3.1).
+    private func sendFeedback(_ feedback: [RTCPPacket]) {
+        guard !feedback.isEmpty, let transport = lock.withLock({ self.transport }) else { return }
+        let reporter = lock.withLock { transceivers.first?.sender.ssrc ?? 0 }
+        transport.sendRTCP(RTCPCompound.serialize([.receiverReport(ReceiverReport(ssrc: reporter, reports: []))] + feedback))
+    }
+
+    private func transportReceive(_ bytes: [UInt8]) {
+        lock.withLock { transport }?.receive(bytes)
+    }
+
+    /// Routes one RTP packet by mid extension, then SSRC, then payload type (RFC 8843 §9.2).
+    private func receiveRTP(_ bytes: [UInt8]) {
+        guard let packet = try? RTPPacket(parsing: bytes) else { return }
+        let receiver: RtpReceiver? = lock.withLock {
+            guard state != .closed else { return nil }
+            if let id = midExtensionID, let data = packet.headerExtension?.element(id),
+               let mid = String(validating: data, as: UTF8.self),
+               let t = transceivers.first(where: { $0.mid == mid }) {
+                ssrcRoutes[packet.ssrc] = t.receiver
+                return t.receiver
+            }
+            if let r = ssrcRoutes[packet.ssrc] { return r }
+            if let t = transceivers.first(where: { $0.currentDirection?.receives == true && $0.receiver.accepts(payloadType: packet.payloadType) }) {
+                ssrcRoutes[packet.ssrc] = t.receiver
+                return t.receiver
+            }
+            return nil
+        }
+        guard let receiver else { return }
+        let header = bytes.count - packet.payload.count - Int(packet.paddingLength)
+        sendFeedback(receiver.handle(packet, payloadBytes: packet.payload.count, headerBytes: header))
+    }
+
+    private func receiveRTCP(_ bytes: [UInt8]) {
+        guard let packets = try? RTCPCompound.parse(bytes) else { return }
+        let list = lock.withLock { transceivers }
+        let arrival = RoundTripTime.middle32(ofNTP: ntpNow())
+        for packet in packets {
+            switch packet {
+            case let .senderReport(sr):
+                for t in list { t.receiver.senderReport(sr) }
+                reportBlocks(sr.reports, list: list, arrival: arrival)
+            case let .receiverReport(rr):
+                reportBlocks(rr.reports, list: list, arrival: arrival)
+            case let .pictureLossIndication(pli):
+                list.first { $0.sender.ssrc == pli.mediaSSRC }?.sender.pictureLossIndication()
+            case let .fullIntraRequest(fir):
+                for entry in fir.entries {
+                    list.first { $0.sender.ssrc == entry.ssrc }?.sender.fullIntraRequest(sequenceNumber: entry.sequenceNumber)
+                }
+            case let .nack(nack):
+                list.first { $0.sender.ssrc == nack.mediaSSRC }?.sender.nack(nack.lostSequenceNumbers)
+            case let .goodbye(bye):
+                for t in list where bye.sources.contains(where: { $0 == t.receiver.ssrc }) { t.receiver.goodbye() }
+            case .sourceDescription, .receiverEstimatedMaxBitrate, .unknown:
+                break
+            }
+        }
+    }
+
+    private func reportBlocks(_ blocks: [ReceptionReport], list: [RtpTransceiver], arrival: UInt32) {
+        for block in blocks {
+            guard let t = list.first(where: { $0.sender.ssrc == block.ssrc }) else { continue }
+            let rtt = RoundTripTime.milliseconds(arrival: arrival, lastSenderReport: block.lastSenderReport,
+                                                 delaySinceLastSenderReport: block.delaySinceLastSenderReport).map { $0 / 1000 }
+            lock.withLock {
+                var s = remoteInbound[block.ssrc] ?? RemoteInboundRTPStats(
+                    id: "RI-\(t.kind)-\(block.ssrc)", timestamp: 0, ssrc: block.ssrc, kind: "\(t.kind)",
+                    localId: "OT-\(t.kind)-\(block.ssrc)", packetsLost: 0, fractionLost: 0, jitter: 0,
+                    roundTripTime: nil, totalRoundTripTime: 0, roundTripTimeMeasurements: 0)
+                s.timestamp = unixTimeMs()
+                s.packetsLost = Int(block.cumulativeLost)
+                s.fractionLost = Double(block.fractionLost) / 256
+                s.jitter = Double(block.jitter) / (t.kind == .video ? 90_000 : 48_000)
+                if let rtt {
+                    s.roundTripTime = rtt
+                    s.totalRoundTripTime += rtt
+                    s.roundTripTimeMeasurements += 1
+                    lastRTT = rtt
+                }
+                remoteInbound[block.ssrc] = s
+            }
+        }
+    }
+}
+
+/// A weak reference for callbacks that must not keep their owner alive.
+final class WeakBox<T: AnyObject>: @unchecked Sendable {
+    weak var value: T?
+    init(_ value: T) { self.value = value }
+}

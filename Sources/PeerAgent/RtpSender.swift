@@ -1,0 +1,271 @@
+import Dispatch
+import Foundation
+import Media
+import RTP
+import SDP
+
+/// How a sending track encodes (W3C `RTCRtpEncodingParameters`, reduced to what
+/// `peer` needs).
+public struct SendEncoding: Sendable, Equatable {
+    /// Video target bitrate in kbit/s (CBR, libvpx).
+    public var videoBitrateKbps: Int = 1_000
+    /// libvpx `cpu-used` (−16…16; negative fixes the speed, 8 is the fastest real-time setting).
+    public var videoCpuUsed: Int = -6
+    /// Key frame at least every this many frames.
+    public var keyframeInterval: Int = 3_000
+    /// Opus bitrate in bit/s.
+    public var audioBitrate: Int = 32_000
+    /// Opus frame duration: 10, 20, 40 or 60 ms (the packetization time).
+    public var audioFrameDurationMs: Int = 20
+    /// Opus in-band FEC (RFC 6716 §2.1.7), on as `useinbandfec=1` in our SDP says.
+    public var audioInbandFEC: Bool = true
+    /// Payload bytes per RTP packet at most (RFC 7741 fragmentation), default 1200.
+    public var maximumPayloadSize: Int = 1_200
+
+    /// The defaults above.
+    public init() {}
+}
+
+/// The W3C `RTCRtpSender` of one transceiver: pulls its source in real time,
+/// encodes (or passes VP8 through), packetizes, keeps a retransmission history,
+/// and sends through the bundle's ``DtlsSrtpTransport``; answers PLI/FIR with a key
+/// frame and NACK with retransmissions; writes its part of the RTCP sender report.
+///
+/// Threading: everything runs on the sender's own serial media queue; the public
+/// entry points hop onto it.
+final class RtpSender: @unchecked Sendable {
+    let kind: MediaKind
+    let ssrc: UInt32
+    let cname: String
+    let encoding: SendEncoding
+    let queue: DispatchQueue
+
+    // Set at negotiation (before start), then only read on `queue`.
+    private var payloadType: UInt8 = 0
+    private var midExtension: RTPHeaderExtension?
+    private var transport: DtlsSrtpTransport?
+
+    // Media queue state.
+    private let videoSource: VideoSource?
+    private let audioSource: AudioSource?
+    private var videoPacer: MediaPacer<VideoSourceFrame>?
+    private var audioPacer: MediaPacer<AudioFrame>?
+    private var vp8: VP8Encoder?
+    private var opus: OpusEncoder?
+    private var vp8Packetizer: VP8Packetizer?
+    private var opusPacketizer: OpusPacketizer?
+    private var history = RetransmissionHistory()
+    private let timestampOffset = UInt32.random(in: 0...UInt32.max)
+    private let firstSequenceNumber = UInt16.random(in: 0...UInt16.max)
+    private var keyframeRequested = false
+    private var lastRTPTimestamp: UInt32 = 0
+    private var lastSentAtNanos: UInt64 = 0
+    private var stats: OutboundRTPStats
+    private var started = false
+    private var lastFIRSequence: UInt8?
+    /// Called (on the queue) when a frame was sent: whether it was a key frame.
+    var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
+
+    /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
+    /// negotiated to send but nothing to send, e.g. `--video none`).
+    init(kind: MediaKind, ssrc: UInt32, cname: String, encoding: SendEncoding,
+         video: VideoSource?, audio: AudioSource?) {
+        self.kind = kind
+        self.ssrc = ssrc
+        self.cname = cname
+        self.encoding = encoding
+        self.videoSource = video
+        self.audioSource = audio
+        queue = DispatchQueue(label: "peer.send.\(kind)")
+        stats = OutboundRTPStats(id: "OT-\(kind)-\(ssrc)", timestamp: 0, ssrc: ssrc, kind: "\(kind)")
+        if kind == .video {
+            stats.framesEncoded = 0
+            stats.keyFramesEncoded = 0
+            stats.framesSent = 0
+            stats.totalEncodeTime = 0
+            stats.targetBitrate = Double(encoding.videoBitrateKbps * 1000)
+        } else {
+            stats.targetBitrate = Double(encoding.audioBitrate)
+        }
+    }
+
+    /// Applies the negotiated payload type, mid and mid-extension id.
+    func configure(payloadType: Int, mid: String, midExtensionID: Int?) {
+        queue.sync {
+            self.payloadType = UInt8(clamping: payloadType)
+            stats.mid = mid
+            stats.codecId = "CO-\(payloadType)"
+            if let id = midExtensionID, (1...14).contains(id) {
+                midExtension = .oneByte([RTPExtensionElement(id: UInt8(id), data: Array(mid.utf8))])
+            } else {
+                midExtension = nil
+            }
+        }
+    }
+
+    /// Starts pulling the source and sending over `transport` (on DTLS connected).
+    /// - Throws: the codec's error when the encoder cannot be made (bad size, rate).
+    func start(transport: DtlsSrtpTransport) throws {
+        try queue.sync {
+            guard !started else { return }
+            started = true
+            self.transport = transport
+            if let source = videoSource {
+                vp8Packetizer = try VP8Packetizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber,
+                                                  pictureID: UInt16.random(in: 0...0x7FFF),
+                                                  maximumPayloadSize: encoding.maximumPayloadSize)
+                let (w, h) = source.dimensions
+                var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
+                                                     bitrateKbps: encoding.videoBitrateKbps)
+                config.cpuUsed = encoding.videoCpuUsed
+                config.keyframeInterval = encoding.keyframeInterval
+                vp8 = try VP8Encoder(configuration: config)
+                stats.frameWidth = w
+                stats.frameHeight = h
+                let pacer = MediaPacer(video: source, queue: queue, deliver: { [weak self] frame in
+                    self?.sendVideo(frame)
+                }, finished: { _ in })
+                videoPacer = pacer
+                pacer.start()
+            }
+            if let source = audioSource {
+                opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber)
+                opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
+                    channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
+                    inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
+                let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, queue: queue,
+                                       deliver: { [weak self] block in self?.sendAudio(block) }, finished: { _ in })
+                audioPacer = pacer
+                pacer.start()
+            }
+        }
+    }
+
+    /// Stops the source; nothing is sent after this returns.
+    func stop() {
+        queue.sync {
+            videoPacer?.stop()
+            audioPacer?.stop()
+            videoPacer = nil
+            audioPacer = nil
+            transport = nil
+        }
+    }
+
+    /// PLI (RFC 4585 §6.3.1): the next frame is a key frame.
+    func pictureLossIndication() {
+        queue.async { [self] in
+            stats.pliCount += 1
+            keyframeRequested = true
+        }
+    }
+
+    /// FIR (RFC 5104 §4.3.1): a key frame, unless this is a repeat of the last request
+    /// (same command sequence number).
+    func fullIntraRequest(sequenceNumber: UInt8) {
+        queue.async { [self] in
+            stats.firCount += 1
+            guard lastFIRSequence != sequenceNumber else { return }
+            lastFIRSequence = sequenceNumber
+            keyframeRequested = true
+        }
+    }
+
+    /// Generic NACK (RFC 4585 §6.2.1): sends again the packets still in the history.
+    func nack(_ sequenceNumbers: [UInt16]) {
+        queue.async { [self] in
+            stats.nackCount += 1
+            guard let transport else { return }
+            for packet in history.packets(for: sequenceNumbers, nowMs: monotonicMs()) {
+                let bytes = packet.serialized()
+                if transport.sendRTP(bytes) {
+                    stats.packetsSent += 1
+                    stats.bytesSent += packet.payload.count
+                    stats.headerBytesSent += bytes.count - packet.payload.count
+                    stats.retransmittedPacketsSent += 1
+                    stats.retransmittedBytesSent += packet.payload.count
+                }
+            }
+        }
+    }
+
+    /// Our sender report (RFC 3550 §6.4.1) for now, or nil before the first packet.
+    /// The RTP timestamp is the last frame's advanced by the time since it was sent.
+    func senderReport(ntp: UInt64) -> SenderReport? {
+        queue.sync {
+            guard stats.packetsSent > 0 else { return nil }
+            let clock: UInt64 = kind == .video ? 90_000 : 48_000
+            let elapsed = DispatchTime.now().uptimeNanoseconds &- lastSentAtNanos
+            let advance = UInt32(truncatingIfNeeded: elapsed * clock / 1_000_000_000)
+            return SenderReport(ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: lastRTPTimestamp &+ advance,
+                                packetCount: UInt32(truncatingIfNeeded: stats.packetsSent),
+                                octetCount: UInt32(truncatingIfNeeded: stats.bytesSent), reports: [])
+        }
+    }
+
+    /// A snapshot of the `outbound-rtp` statistics.
+    func snapshot() -> OutboundRTPStats {
+        queue.sync {
+            var s = stats
+            s.timestamp = unixTimeMs()
+            return s
+        }
+    }
+
+    /// True once something was sent.
+    var hasSent: Bool { queue.sync { stats.packetsSent > 0 } }
+
+    // MARK: Media queue
+
+    private func sendVideo(_ frame: VideoSourceFrame) {
+        var encoded: [EncodedVideoFrame] = []
+        switch frame {
+        case let .raw(image):
+            guard let vp8 else { return }
+            let t0 = DispatchTime.now().uptimeNanoseconds
+            let force = keyframeRequested
+            keyframeRequested = false
+            guard let out = try? vp8.encode(image, forceKeyframe: force) else { return }
+            encoded = out
+            stats.totalEncodeTime = (stats.totalEncodeTime ?? 0) + Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+        case let .encoded(vp8Frame):
+            keyframeRequested = false  // a file passed through cannot make key frames on request
+            encoded = [vp8Frame]
+        }
+        for e in encoded {
+            stats.framesEncoded = (stats.framesEncoded ?? 0) + 1
+            if e.isKeyframe {
+                stats.keyFramesEncoded = (stats.keyFramesEncoded ?? 0) + 1
+                if let w = e.width, let h = e.height { stats.frameWidth = w; stats.frameHeight = h }
+            }
+            let timestamp = timestampOffset &+ UInt32(truncatingIfNeeded: e.timestamp)
+            guard let packets = try? vp8Packetizer?.packetize(e.data, timestamp: timestamp, headerExtension: midExtension) else { continue }
+            send(packets, timestamp: timestamp)
+            stats.framesSent = (stats.framesSent ?? 0) + 1
+            onFrameSent?(e.isKeyframe)
+        }
+    }
+
+    private func sendAudio(_ block: AudioFrame) {
+        guard let opus, let encoded = try? opus.encode(block) else { return }
+        let timestamp = timestampOffset &+ UInt32(truncatingIfNeeded: encoded.timestamp)
+        guard let packet = try? opusPacketizer?.packetize(encoded.data, timestamp: timestamp, headerExtension: midExtension) else { return }
+        send([packet], timestamp: timestamp)
+    }
+
+    private func send(_ packets: [RTPPacket], timestamp: UInt32) {
+        guard let transport else { return }
+        let now = monotonicMs()
+        for packet in packets {
+            history.record(packet, nowMs: now)
+            let bytes = packet.serialized()
+            if transport.sendRTP(bytes) {
+                stats.packetsSent += 1
+                stats.bytesSent += packet.payload.count
+                stats.headerBytesSent += bytes.count - packet.payload.count
+            }
+        }
+        lastRTPTimestamp = timestamp
+        lastSentAtNanos = DispatchTime.now().uptimeNanoseconds
+    }
+}

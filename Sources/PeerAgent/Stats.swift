@@ -1,0 +1,297 @@
+import Foundation
+
+/// `outbound-rtp` statistics of one sending stream (W3C webrtc-stats §7.6
+/// RTCOutboundRtpStreamStats).
+public struct OutboundRTPStats: Sendable, Encodable, Equatable {
+    /// Stats object id, e.g. "OT-video-1234".
+    public var id: String
+    /// Always "outbound-rtp".
+    public var type = "outbound-rtp"
+    /// When the values were taken, ms since the Unix epoch.
+    public var timestamp: Double
+    /// The RTP SSRC of the stream.
+    public var ssrc: UInt32
+    /// "audio" or "video".
+    public var kind: String
+    /// The m-section's mid.
+    public var mid: String?
+    /// Id of the `codec` stats object.
+    public var codecId: String?
+    /// RTP packets sent, retransmissions included.
+    public var packetsSent = 0
+    /// Payload bytes sent (RTP headers and padding excluded), retransmissions included.
+    public var bytesSent = 0
+    /// RTP header bytes sent.
+    public var headerBytesSent = 0
+    /// Packets sent again in answer to NACKs (RFC 4585).
+    public var retransmittedPacketsSent = 0
+    /// Payload bytes of those retransmissions.
+    public var retransmittedBytesSent = 0
+    /// NACK packets received for this stream.
+    public var nackCount = 0
+    /// PLI packets received (video).
+    public var pliCount = 0
+    /// FIR packets received (video).
+    public var firCount = 0
+    /// Frames encoded (video) or passed through from a file.
+    public var framesEncoded: Int?
+    /// Key frames encoded (video).
+    public var keyFramesEncoded: Int?
+    /// Frames whose packets were all sent (video).
+    public var framesSent: Int?
+    /// Width of the last encoded frame in pixels (video).
+    public var frameWidth: Int?
+    /// Height of the last encoded frame in pixels (video).
+    public var frameHeight: Int?
+    /// Seconds spent encoding, in total.
+    public var totalEncodeTime: Double?
+    /// The encoder's target bitrate in bit/s.
+    public var targetBitrate: Double?
+}
+
+/// `inbound-rtp` statistics of one receiving stream (W3C webrtc-stats §7.4
+/// RTCInboundRtpStreamStats).
+public struct InboundRTPStats: Sendable, Encodable, Equatable {
+    /// Stats object id, e.g. "IT-video-5678".
+    public var id: String
+    /// Always "inbound-rtp".
+    public var type = "inbound-rtp"
+    /// When the values were taken, ms since the Unix epoch.
+    public var timestamp: Double
+    /// The remote sender's SSRC (0 until a packet arrived).
+    public var ssrc: UInt32
+    /// "audio" or "video".
+    public var kind: String
+    /// The m-section's mid.
+    public var mid: String?
+    /// Id of the `codec` stats object.
+    public var codecId: String?
+    /// RTP packets received (duplicates included, RFC 3550 A.3 `received`).
+    public var packetsReceived = 0
+    /// Payload bytes received.
+    public var bytesReceived = 0
+    /// RTP header bytes received.
+    public var headerBytesReceived = 0
+    /// Packets lost: expected − received (RFC 3550 A.3; negative with duplicates).
+    public var packetsLost = 0
+    /// Interarrival jitter in seconds (RFC 3550 A.8).
+    public var jitter = 0.0
+    /// Packets that arrived too late or twice, dropped.
+    public var packetsDiscarded = 0
+    /// NACK packets sent.
+    public var nackCount = 0
+    /// PLI packets sent (video).
+    public var pliCount: Int?
+    /// FIR packets sent (video).
+    public var firCount: Int?
+    /// Complete frames reassembled (video).
+    public var framesReceived: Int?
+    /// Frames decoded (video, when decoding is on).
+    public var framesDecoded: Int?
+    /// Key frames decoded (video, when decoding is on).
+    public var keyFramesDecoded: Int?
+    /// Frames that could not be completed (a packet missing) or were skipped
+    /// waiting for a key frame (video).
+    public var framesDropped: Int?
+    /// Width of the last decoded (or received key) frame in pixels (video).
+    public var frameWidth: Int?
+    /// Height of the last decoded (or received key) frame in pixels (video).
+    public var frameHeight: Int?
+    /// Audio samples decoded or concealed per channel (audio, when decoding is on).
+    public var totalSamplesReceived: Int?
+    /// Of those, samples made up by packet-loss concealment (audio).
+    public var concealedSamples: Int?
+    /// Packets (video frames or Opus packets) written to the recording file.
+    public var framesWritten: Int?
+    /// When the last packet arrived, ms since the Unix epoch.
+    public var lastPacketReceivedTimestamp: Double?
+}
+
+/// `remote-inbound-rtp`: what the remote receiver reported about one of our
+/// streams in its RTCP report blocks (W3C webrtc-stats §7.5).
+public struct RemoteInboundRTPStats: Sendable, Encodable, Equatable {
+    /// Stats object id.
+    public var id: String
+    /// Always "remote-inbound-rtp".
+    public var type = "remote-inbound-rtp"
+    /// When the report arrived, ms since the Unix epoch.
+    public var timestamp: Double
+    /// Our SSRC the report is about.
+    public var ssrc: UInt32
+    /// "audio" or "video".
+    public var kind: String
+    /// Id of our `outbound-rtp` object for that SSRC.
+    public var localId: String
+    /// Cumulative packets lost as reported (RFC 3550 §6.4.1).
+    public var packetsLost: Int
+    /// Fraction lost since the previous report, 0…1.
+    public var fractionLost: Double
+    /// Jitter as reported, seconds.
+    public var jitter: Double
+    /// Round-trip time from the last report with LSR/DLSR, seconds (RFC 3550 §6.4.1).
+    public var roundTripTime: Double?
+    /// Sum of all round-trip time measurements, seconds.
+    public var totalRoundTripTime: Double
+    /// Number of round-trip time measurements.
+    public var roundTripTimeMeasurements: Int
+}
+
+/// `candidate-pair`: the ICE pair in use (W3C webrtc-stats §7.12).
+public struct CandidatePairStats: Sendable, Encodable, Equatable {
+    /// Stats object id.
+    public var id: String
+    /// Always "candidate-pair".
+    public var type = "candidate-pair"
+    /// When the values were taken, ms since the Unix epoch.
+    public var timestamp: Double
+    /// "succeeded" for the selected pair, else the ICE state's closest pair state.
+    public var state: String
+    /// True for the selected pair.
+    public var nominated: Bool
+    /// The local candidate, as its SDP attribute value.
+    public var localCandidate: String
+    /// The remote candidate, as its SDP attribute value.
+    public var remoteCandidate: String
+    /// Bytes sent on the transport (SRTP, SRTCP, DTLS).
+    public var bytesSent: Int
+    /// Bytes received on the transport.
+    public var bytesReceived: Int
+    /// Datagrams sent.
+    public var packetsSent: Int
+    /// Datagrams received.
+    public var packetsReceived: Int
+    /// The latest RTCP round-trip time, seconds (libnice does not expose its STUN RTT).
+    public var currentRoundTripTime: Double?
+}
+
+/// `transport`: the DTLS transport of the bundle (W3C webrtc-stats §7.15).
+public struct TransportStats: Sendable, Encodable, Equatable {
+    /// Stats object id.
+    public var id: String
+    /// Always "transport".
+    public var type = "transport"
+    /// When the values were taken, ms since the Unix epoch.
+    public var timestamp: Double
+    /// W3C `RTCDtlsTransportState`: new, connecting, connected, closed, failed.
+    public var dtlsState: String
+    /// W3C `RTCIceTransportState`.
+    public var iceState: String
+    /// "client" or "server" once DTLS started.
+    public var dtlsRole: String?
+    /// Id of the selected `candidate-pair`.
+    public var selectedCandidatePairId: String?
+    /// "DTLSv1.2" once connected.
+    public var tlsVersion: String?
+    /// The SRTP profile, e.g. "AEAD_AES_128_GCM" (RFC 7714) or "AES_CM_128_HMAC_SHA1_80".
+    public var srtpCipher: String?
+    /// Bytes sent and received on the transport.
+    public var bytesSent: Int
+    public var bytesReceived: Int
+    /// SRTP/SRTCP packets that failed authentication or replay checks, or could not be protected.
+    public var srtpFailures: Int
+}
+
+/// `codec`: a negotiated payload format (W3C webrtc-stats §7.2).
+public struct CodecStats: Sendable, Encodable, Equatable {
+    /// Stats object id.
+    public var id: String
+    /// Always "codec".
+    public var type = "codec"
+    /// When the values were taken, ms since the Unix epoch.
+    public var timestamp: Double
+    /// RTP payload type.
+    public var payloadType: Int
+    /// "audio/opus" or "video/VP8".
+    public var mimeType: String
+    /// RTP clock rate, Hz.
+    public var clockRate: Int
+    /// Audio channels.
+    public var channels: Int?
+    /// The `a=fmtp` parameters.
+    public var sdpFmtpLine: String?
+}
+
+/// Times from the start of a connection (the first setLocal/RemoteDescription) to
+/// its milestones, in milliseconds; nil until reached.
+public struct ConnectionTimings: Sendable, Encodable, Equatable {
+    /// To ICE `connected`.
+    public var iceConnectedMs: Double?
+    /// To DTLS `connected`.
+    public var dtlsConnectedMs: Double?
+    /// To the first complete remote video frame (or first audio packet without video).
+    public var firstRemoteFrameMs: Double?
+}
+
+/// The result of ``PeerConnection/getStats()``: W3C webrtc-stats objects by type,
+/// plus connection timings. Encodes to JSON as `{"stats": {id: object, …}, "timings": …}`
+/// like `RTCStatsReport`.
+public struct StatsReport: Sendable, Encodable, Equatable {
+    public var outboundRTP: [OutboundRTPStats] = []
+    public var inboundRTP: [InboundRTPStats] = []
+    public var remoteInboundRTP: [RemoteInboundRTPStats] = []
+    public var candidatePairs: [CandidatePairStats] = []
+    public var transports: [TransportStats] = []
+    public var codecs: [CodecStats] = []
+    public var timings = ConnectionTimings()
+
+    /// Creates an empty report.
+    public init() {}
+
+    /// The `inbound-rtp` object of `kind` ("audio"/"video"), if any.
+    public func inbound(_ kind: String) -> InboundRTPStats? { inboundRTP.first { $0.kind == kind } }
+    /// The `outbound-rtp` object of `kind`, if any.
+    public func outbound(_ kind: String) -> OutboundRTPStats? { outboundRTP.first { $0.kind == kind } }
+
+    private struct AnyEncodable: Encodable {
+        let value: any Encodable
+        func encode(to encoder: any Encoder) throws { try value.encode(to: encoder) }
+    }
+    private struct Keys: CodingKey {
+        var stringValue: String
+        var intValue: Int? { nil }
+        init(stringValue: String) { self.stringValue = stringValue }
+        init?(intValue: Int) { nil }
+    }
+
+    /// Encodes as `{"stats": {id: object…}, "timings": {…}}`.
+    public func encode(to encoder: any Encoder) throws {
+        var top = encoder.container(keyedBy: Keys.self)
+        var stats = top.nestedContainer(keyedBy: Keys.self, forKey: Keys(stringValue: "stats"))
+        let all: [(String, any Encodable)] = outboundRTP.map { ($0.id, $0) } + inboundRTP.map { ($0.id, $0) }
+            + remoteInboundRTP.map { ($0.id, $0) } + candidatePairs.map { ($0.id, $0) }
+            + transports.map { ($0.id, $0) } + codecs.map { ($0.id, $0) }
+        for (id, value) in all { try stats.encode(AnyEncodable(value: value), forKey: Keys(stringValue: id)) }
+        try top.encode(timings, forKey: Keys(stringValue: "timings"))
+    }
+
+    /// The report as one line of JSON with sorted keys.
+    public var json: String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return (try? encoder.encode(self)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    }
+}
+
+/// Unix time in milliseconds (`CLOCK_REALTIME`), the `timestamp` of stats objects.
+func unixTimeMs() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Double(ts.tv_sec) * 1000 + Double(ts.tv_nsec) / 1e6
+}
+
+/// Monotonic milliseconds (`CLOCK_MONOTONIC`), for intervals.
+func monotonicMs() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Int64(ts.tv_sec) * 1000 + Int64(ts.tv_nsec) / 1_000_000
+}
+
+/// The current time as a 64-bit NTP timestamp (seconds since 1900 in the high
+/// 32 bits, fraction in the low 32), RFC 3550 §4.
+func ntpNow() -> UInt64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    let seconds = UInt64(ts.tv_sec) + 2_208_988_800
+    let fraction = (UInt64(ts.tv_nsec) << 32) / 1_000_000_000
+    return seconds << 32 | fraction
+}

@@ -120,6 +120,9 @@ public enum Loopback {
         progress("media flowing for \(options.durationSeconds) s")
         try await Task.sleep(nanoseconds: UInt64(options.durationSeconds * 1e9))
 
+        // Stop both senders, let the last packets land, then hang up: the counts compare.
+        for pc in [a, b] { for t in pc.allTransceivers { t.sender.stop() } }
+        try await Task.sleep(nanoseconds: 300_000_000)
         var sides: [LoopbackSide] = []
         for (name, pc) in [("a", a), ("b", b)] {
             let framesSent = pc.allTransceivers.first { $0.kind == .video }.map { $0.sender.snapshot().framesSent ?? 0 } ?? 0

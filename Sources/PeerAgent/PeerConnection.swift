@@ -526,6 +526,12 @@ public final class PeerConnection: @unchecked Sendable {
         }
     }
 
+    /// Asks the remote sender of `transceiver`'s video for a key frame now: sends a PLI
+    /// (RFC 4585 §6.3.1), at most one per 100 ms. Does nothing before media flows.
+    public func requestKeyframe(_ transceiver: RtpTransceiver) {
+        sendFeedback(transceiver.receiver.requestKeyframe())
+    }
+
     // MARK: Stats
 
     /// W3C webrtc-stats for this connection: outbound-rtp, inbound-rtp,

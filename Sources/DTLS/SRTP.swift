@@ -254,7 +254,11 @@ public final class SRTPSession: @unchecked Sendable {
         policy.ssrc.type = direction == .outbound ? ssrc_any_outbound : ssrc_any_inbound
         policy.ssrc.value = 0
         policy.window_size = 128
-        policy.allow_repeat_tx = 0
+        // Outbound: a NACKed packet is sent again in its own stream with its own sequence
+        // number (RFC 4588 §1, no RTX negotiated); libsrtp refuses that unless repeats are
+        // allowed. Only identical packets are resent, so the keystream/IV reuse encrypts the
+        // same plaintext to the same bytes and reveals nothing new.
+        policy.allow_repeat_tx = direction == .outbound ? 1 : 0
         policy.next = nil
         // libsrtp wants key ‖ salt in one buffer; it copies it during srtp_create.
         var keyAndSalt = key + salt

@@ -454,7 +454,10 @@ public final class PeerConnection: @unchecked Sendable {
             guard state != .closed else { throw PeerConnectionError.closed }
             let usable = parsed.media.filter { !$0.isRejected }
             let first = usable.first ?? parsed.media.first
-            guard let ufrag = first?.iceUfrag ?? parsed.iceUfrag, let pwd = first?.icePwd ?? parsed.icePwd else {
+            // An answer rejecting every section carries no ICE credentials: accepted, and
+            // negotiation below fails the connection naming the codecs.
+            let ufrag = first?.iceUfrag ?? parsed.iceUfrag ?? "", pwd = first?.icePwd ?? parsed.icePwd ?? ""
+            guard (!ufrag.isEmpty && !pwd.isEmpty) || usable.isEmpty else {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=ice-ufrag/a=ice-pwd")
             }
             let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
@@ -479,6 +482,7 @@ public final class PeerConnection: @unchecked Sendable {
             return (ufrag, pwd, candidates, end)
         }
         emit(events)
+        guard !ufrag.isEmpty else { return }
         agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd)
         for c in candidates { try? agent.addRemoteCandidate(c) }
         let pending = lock.withLock { () -> [IceCandidateInit] in

@@ -165,6 +165,22 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
         #expect(c.unprotected == 201)
     }
 
+    /// A NACKed packet is protected again (RFC 4588 plain retransmission): the outbound
+    /// session allows the repeat and yields the same bytes, which the receiver takes when
+    /// the original never arrived.
+    @Test(arguments: SRTPProfile.allCases)
+    func aRetransmissionIsProtectedAgainToTheSameBytes(profile: SRTPProfile) throws {
+        let (tx, rx) = try sessionPair(profile)
+        let packets = (UInt16(1)...3).map { rtpPacket(sequence: $0, timestamp: 0, payload: payload(Int($0))) }
+        let first = try packets.map { try tx.protect(rtp: $0) }
+        let again = try tx.protect(rtp: packets[1])
+        #expect(again == first[1])
+        _ = try rx.unprotect(srtp: first[0])
+        _ = try rx.unprotect(srtp: first[2])          // packet 2 "lost"
+        #expect(try rx.unprotect(srtp: again) == packets[1])  // its retransmission arrives
+        #expect(tx.counters.protected == 4)
+    }
+
     @Test(arguments: SRTPProfile.allCases)
     func flippedBitFailsAuthentication(profile: SRTPProfile) throws {
         let (tx, rx) = try sessionPair(profile)

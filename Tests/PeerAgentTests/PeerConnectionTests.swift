@@ -1,0 +1,304 @@
+import Foundation
+import Media
+import SDP
+import Testing
+import TestSupport
+@testable import PeerAgent
+
+/// Two peer connections in this process, wired directly (trickle), host candidates
+/// on 127.0.0.1: the harness of the PeerConnection tests.
+final class ConnectedPair: @unchecked Sendable {
+    let a: PeerConnection
+    let b: PeerConnection
+
+    /// Makes A (offerer) and B (answerer), each sending a `width`×`height` pattern and a tone.
+    /// `configure` changes both configurations, `configureB` B's after that.
+    init(width: Int = 320, height: Int = 240, configure: (inout PeerConnectionConfiguration) -> Void = { _ in },
+         configureB: (inout PeerConnectionConfiguration) -> Void = { _ in }) throws {
+        final class Relay: @unchecked Sendable { var a: PeerConnection?; var b: PeerConnection?; let lock = NSLock() }
+        let wire = Relay()
+        let id = ObjectIdentifier(wire)
+        var ca = PeerConnectionConfiguration()
+        ca.localAddresses = ["127.0.0.1"]
+        ca.tcpCandidates = false
+        configure(&ca)
+        var cb = ca
+        configureB(&cb)
+        a = try PeerConnection(configuration: ca) { event in
+            if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.b }?.addIceCandidate(c) }
+            PairEvents.shared.record(event, side: "a", relay: id)
+        }
+        b = try PeerConnection(configuration: cb) { event in
+            if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.a }?.addIceCandidate(c) }
+            PairEvents.shared.record(event, side: "b", relay: id)
+        }
+        relayID = id
+        relay = wire
+        wire.lock.withLock { wire.a = a; wire.b = b }
+        for (pc, tone) in [(a, 440.0), (b, 660.0)] {
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: tone), receive: ReceiveOptions(decode: false))
+            pc.addTransceiver(.video, video: try PatternSource(width: width, height: height, frameRate: 30),
+                              receive: ReceiveOptions(decode: true))
+        }
+    }
+
+    private let relayID: ObjectIdentifier
+    private let relay: AnyObject
+
+    /// The events a side reported with the time each arrived.
+    func events(_ side: String) -> [(PeerConnectionEvent, Date)] { PairEvents.shared.events(side: side, relay: relayID) }
+
+    /// When `side` first reported connection state `state`.
+    func time(_ side: String, reached state: PeerConnectionState) -> Date? {
+        events(side).first { if case .connectionState(state, _) = $0.0 { true } else { false } }?.1
+    }
+
+    /// Offer/answer with optional edits of the SDP in transit.
+    func negotiate(editOffer: (String) -> String = { $0 }, editAnswer: (String) -> String = { $0 }) throws {
+        let offer = try a.createOffer()
+        try a.setLocalDescription(offer)
+        try b.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: editOffer(offer.sdp)))
+        let answer = try b.createAnswer()
+        try b.setLocalDescription(answer)
+        try a.setRemoteDescription(SessionDescriptionInit(type: .answer, sdp: editAnswer(answer.sdp)))
+    }
+
+    /// Waits (polling, without blocking the pool) until `condition` or `seconds` pass.
+    func wait(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return condition()
+    }
+
+    func close() { a.close(); b.close() }
+    var video: (a: RtpTransceiver, b: RtpTransceiver)? {
+        guard let va = a.allTransceivers.first(where: { $0.kind == .video }),
+              let vb = b.allTransceivers.first(where: { $0.kind == .video }) else { return nil }
+        return (va, vb)
+    }
+}
+
+/// Events of every pair, by side, timestamped when they arrived (loop thread).
+final class PairEvents: @unchecked Sendable {
+    static let shared = PairEvents()
+    private let lock = NSLock()
+    private var store: [ObjectIdentifier: [String: [(PeerConnectionEvent, Date)]]] = [:]
+    func record(_ event: PeerConnectionEvent, side: String, relay: ObjectIdentifier) {
+        lock.withLock { store[relay, default: [:]][side, default: []].append((event, Date())) }
+    }
+    func events(side: String, relay: ObjectIdentifier) -> [(PeerConnectionEvent, Date)] {
+        lock.withLock { store[relay]?[side] ?? [] }
+    }
+}
+
+@Suite struct PeerConnectionTests {
+    /// The `peer` executable SwiftPM built next to the test bundle.
+    static var peer: String {
+        URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("peer").path
+    }
+
+    static func tool(_ name: String, _ args: [String]) async throws -> TestServices.Run {
+        try await TestServices.run("/usr/bin/\(name)", args, timeout: 60)
+    }
+
+    /// Issue 8 acceptance: `peer loopback --duration 5` leaves two IVF files vpxdec decodes
+    /// without error holding ≥ 95 % of the frames sent (by their markers), two Ogg files
+    /// whose durations are within 5 % of 5 s, and printed stats that agree with the files.
+    @Test func peerLoopbackFiveSecondsLeavesDecodableFilesThatAgreeWithItsStats() async throws {
+        let dir = TestServices.temporaryDirectory("loopback")
+        let run = try await TestServices.run(Self.peer, ["loopback", "--duration", "5", "--out-dir", dir, "--json"], timeout: 60)
+        #expect(run.status == 0, "exit \(run.status): \(run.stderr.suffix(1500))")
+        let lines = run.stdout.split(separator: "\n").compactMap {
+            try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+        }
+        #expect(lines.count == 2)
+        for line in lines {
+            let side = try #require(line["side"] as? String)
+            let sent = try #require(line["framesSent"] as? Int)
+            let received = try #require(line["framesReceived"] as? Int)
+            print("loopback side \(side): received \(received) of \(sent) frames")
+            #expect(sent >= 140, "5 s at 30 fps")
+            #expect(Double(received) >= 0.95 * Double(sent))
+            let report = try #require(line["report"] as? [String: Any])
+            let stats = try #require(report["stats"] as? [String: [String: Any]])
+            let inboundVideo = try #require(stats.values.first { $0["type"] as? String == "inbound-rtp" && $0["kind"] as? String == "video" })
+            let written = try #require(inboundVideo["framesWritten"] as? Int)
+            #expect(inboundVideo["frameWidth"] as? Int == 640)
+            #expect(inboundVideo["frameHeight"] as? Int == 480)
+
+            let ivf = try #require(line["video"] as? String)
+            let dec = try await Self.tool("vpxdec", ["--md5", "--i420", ivf])
+            #expect(dec.status == 0, "vpxdec \(ivf): \(dec.stderr)")
+            let probe = try await Self.tool("ffprobe", ["-v", "error", "-count_frames", "-select_streams", "v:0",
+                                                         "-show_entries", "stream=nb_read_frames,width,height", "-of", "csv=p=0", ivf])
+            let fields = probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ",")
+            #expect(fields.count == 3)
+            #expect(fields.first == "640" && fields.dropFirst().first == "480")
+            #expect(fields.last.flatMap { Int($0) } == written, "IVF frames \(fields) vs framesWritten \(written)")
+            #expect(Double(written) >= 0.95 * Double(sent))
+
+            let ogg = try #require(line["audio"] as? String)
+            let duration = try await Self.tool("ffprobe", ["-v", "error", "-show_entries", "format=duration", "-of", "csv=p=0", ogg])
+            let seconds = try #require(Double(duration.stdout.trimmingCharacters(in: .whitespacesAndNewlines)))
+            print("loopback side \(side): \(ogg) lasts \(seconds) s")
+            #expect(abs(seconds - 5) <= 0.25)
+            let info = try await Self.tool("opusinfo", [ogg])
+            #expect(info.status == 0)
+        }
+    }
+
+    /// A PLI from the receiver produces a key frame from the sender within 100 ms.
+    @Test func aPictureLossIndicationProducesAKeyframeWithin100ms() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let (va, vb) = try #require(pair.video)
+        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        final class Times: @unchecked Sendable { let lock = NSLock(); var keyframes: [Int64] = [] }
+        let times = Times()
+        va.sender.onFrameSent = { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } }
+        var delays: [Int64] = []
+        for _ in 0..<3 {
+            let sentAt = monotonicMs()
+            pair.b.requestKeyframe(vb)
+            #expect(await pair.wait(2) { times.lock.withLock { times.keyframes.contains { $0 >= sentAt } } })
+            if let k = times.lock.withLock({ times.keyframes.first { $0 >= sentAt } }) { delays.append(k - sentAt) }
+            try await Task.sleep(nanoseconds: 300_000_000)
+        }
+        print("PLI → key frame sent after \(delays) ms")
+        #expect(delays.count == 3)
+        #expect(delays.allSatisfy { $0 <= 100 })
+        #expect(va.sender.snapshot().pliCount == 3)
+        #expect((vb.receiver.snapshot().pliCount ?? 0) >= 3)
+    }
+
+    /// With 10 % of incoming RTP dropped at B, NACK retransmissions bring ≥ 95 % of frames.
+    @Test func tenPercentLossIsRecoveredByNack() async throws {
+        var options = LoopbackOptions()
+        options.durationSeconds = 4
+        options.width = 320
+        options.height = 240
+        options.videoBitrateKbps = 600
+        options.inboundLossAtB = 0.10
+        options.outputDirectory = TestServices.temporaryDirectory("nack")
+        let (a, b) = try await Loopback.run(options)
+        let inbound = try #require(b.stats.inbound("video"))
+        let outbound = try #require(a.stats.outbound("video"))
+        print("10 % loss at B: received \(b.distinctFramesReceived)/\(a.framesSent) frames, nackCount \(inbound.nackCount), "
+            + "retransmitted \(outbound.retransmittedPacketsSent) packets, pliCount \(inbound.pliCount ?? 0)")
+        #expect(Double(b.distinctFramesReceived) >= 0.95 * Double(a.framesSent))
+        #expect(inbound.nackCount > 0)
+        #expect(outbound.nackCount > 0)
+        #expect(outbound.retransmittedPacketsSent > 0)
+        // A side without loss needs no NACK.
+        #expect(a.stats.inbound("video")?.nackCount == 0)
+    }
+
+    /// A wrong fingerprint in the answer: DTLS fails on both sides with the reason, at once.
+    @Test func aWrongFingerprintFailsWithTheReason() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate(editAnswer: { sdp in
+            sdp.split(separator: "\r\n", omittingEmptySubsequences: false).map { line in
+                line.hasPrefix("a=fingerprint:sha-256 ")
+                    ? Substring("a=fingerprint:sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":")) : line
+            }.joined(separator: "\r\n")
+        })
+        #expect(await pair.wait(8) { pair.a.connectionState == .failed && pair.b.connectionState == .failed })
+        print("wrong fingerprint: a \(pair.a.failureReason ?? "-"); b \(pair.b.failureReason ?? "-")")
+        #expect(pair.a.failureReason?.contains("fingerprint") == true)
+        #expect(pair.b.failureReason?.contains("DTLS") == true)
+        let connected = try #require(pair.events("a").first { if case .iceConnectionState(.connected) = $0.0 { true } else { false } }?.1)
+        let failed = try #require(pair.time("a", reached: .failed))
+        #expect(failed.timeIntervalSince(connected) < 3, "DTLS failed \(failed.timeIntervalSince(connected)) s after ICE connected")
+    }
+
+    /// An offer with no codec we support: the answerer rejects every section and fails naming them.
+    @Test func anOfferWithNoCommonCodecFailsNamingTheCodecs() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate(editOffer: { sdp in
+            sdp.replacingOccurrences(of: "VP8/90000", with: "H264/90000").replacingOccurrences(of: "opus/48000/2", with: "PCMU/8000")
+        })
+        #expect(pair.b.connectionState == .failed)
+        let reason = try #require(pair.b.failureReason)
+        print("no common codec: \(reason)")
+        #expect(reason.contains("no common codec") && reason.contains("H264/90000") && reason.contains("PCMU/8000"))
+        let answer = try SessionDescription(parsing: try #require(pair.b.localDescription).sdp)
+        #expect(answer.media.allSatisfy { $0.port == 0 })
+        // The offerer, given that answer, fails too, with the same kind of reason.
+        #expect(pair.a.connectionState == .failed)
+        #expect(pair.a.failureReason?.contains("no common codec") == true)
+    }
+
+    /// A peer whose candidates never answer: ICE fails after the checking timeout (3 s here),
+    /// and the connection fails with the reason.
+    @Test func iceThatNeverConnectsFailsWithinTheCheckingTimeout() async throws {
+        let pair = try ConnectedPair(configure: { $0.iceCheckingTimeoutMs = 3_000 })
+        defer { pair.close() }
+        let offer = try pair.a.createOffer()
+        try pair.a.setLocalDescription(offer)
+        try pair.b.setRemoteDescription(offer)
+        let answer = try pair.b.createAnswer()
+        try pair.b.setLocalDescription(answer)
+        #expect(await pair.wait(5) { pair.b.iceGatheringState == .complete })
+        let vanilla = try #require(pair.b.localDescription)
+        pair.b.close()  // its sockets are gone: nothing will answer A's checks
+        let start = Date()
+        try pair.a.setRemoteDescription(vanilla)
+        #expect(await pair.wait(10) { pair.a.connectionState == .failed })
+        let failed = try #require(pair.time("a", reached: .failed))
+        let elapsed = failed.timeIntervalSince(start)
+        print("ICE failed after \(String(format: "%.2f", elapsed)) s: \(pair.a.failureReason ?? "-")")
+        #expect(elapsed >= 2.5 && elapsed < 6)
+        #expect(pair.a.failureReason?.contains("ICE failed") == true)
+    }
+
+    /// close() releases the UDP sockets and the recording files, and leaves no thread
+    /// behind: GLib's count is the same after three calls as after the first.
+    @Test func closeFreesSocketsFilesAndThreads() async throws {
+        let dir = TestServices.temporaryDirectory("close")
+        var threadsAfterFirst: [String] = []
+        var ports: [Int] = []
+        for round in 0..<3 {
+            var options = LoopbackOptions()
+            options.durationSeconds = 1
+            options.width = 160
+            options.height = 120
+            options.outputDirectory = "\(dir)/\(round)"
+            let (a, b) = try await Loopback.run(options)
+            for side in [a, b] {
+                if let pair = side.stats.candidatePairs.first,
+                   let port = pair.localCandidate.split(separator: " ").dropFirst(5).first.flatMap({ Int($0) }) {
+                    ports.append(port)
+                }
+            }
+            if round == 0 { threadsAfterFirst = Self.glibThreads() }
+        }
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(ports.count == 6)
+        let open = Self.openFiles()
+        #expect(!open.contains { $0.hasPrefix(dir) }, "still open: \(open.filter { $0.hasPrefix(dir) })")
+        let udp = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+        for port in ports {
+            let hex = String(format: ":%04X ", port)
+            #expect(!udp.contains("0100007F\(hex)"), "UDP 127.0.0.1:\(port) still bound")
+        }
+        #expect(Self.glibThreads().count <= threadsAfterFirst.count, "GLib threads \(Self.glibThreads()) vs \(threadsAfterFirst)")
+    }
+
+    static func openFiles() -> [String] {
+        let fds = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/fd")) ?? []
+        return fds.compactMap { try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/fd/\($0)") }
+    }
+
+    static func glibThreads() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .filter { $0.hasPrefix("gmain") || $0.hasPrefix("gdbus") || $0.hasPrefix("pool-") }
+    }
+}

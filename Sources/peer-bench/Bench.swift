@@ -10,6 +10,8 @@ import WampClient
 ///                                   second, next to libsrtp's own protect rate
 ///   peer-bench media [FRAMES]       CPU s per media s for pattern → VP8 → RTP → reassemble →
 ///                                   decode at 640x480@30, next to vpxenc --rt --cpu-used=8 + vpxdec
+///   peer-bench loopback [SECONDS]   peer loopback at 640x480@30 1 Mbit/s: time to ICE/DTLS
+///                                   connected and first remote frame; CPU s per media s
 @main
 struct Bench {
     static func main() async {
@@ -42,8 +44,18 @@ struct Bench {
                 FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
                 exit(1)
             }
+        case "loopback":
+            let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 10
+            guard seconds >= 1, seconds <= 3600 else {
+                FileHandle.standardError.write(Data("peer-bench: SECONDS must be a number in 1…3600\n".utf8))
+                exit(2)
+            }
+            do { try await LoopbackBench.run(seconds: seconds) } catch {
+                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+                exit(1)
+            }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS]\n".utf8))
             exit(2)
         }
     }

@@ -549,12 +549,10 @@ public final class PeerConnection: @unchecked Sendable {
         var codecs: [Int: CodecStats] = [:]
         for t in list where t.currentDirection != nil && t.currentDirection != .inactive {
             let direction = t.currentDirection ?? .inactive
-            if direction.sends, t.sender.hasSent || true {
-                let s = t.sender.snapshot()
-                if s.packetsSent > 0 || direction.sends { report.outboundRTP.append(s) }
-            }
+            let outbound = t.sender.snapshot()
+            if direction.sends { report.outboundRTP.append(outbound) }
             if direction.receives { report.inboundRTP.append(t.receiver.snapshot()) }
-            if let pt = t.sender.snapshot().codecId.flatMap({ Int($0.dropFirst(3)) }) {
+            if let pt = outbound.codecId.flatMap({ Int($0.dropFirst(3)) }) {
                 codecs[pt] = CodecStats(id: "CO-\(pt)", timestamp: now, payloadType: pt,
                                         mimeType: t.kind == .video ? "video/VP8" : "audio/opus",
                                         clockRate: t.kind == .video ? 90_000 : 48_000, channels: t.kind == .audio ? 2 : nil,

@@ -576,12 +576,20 @@ public final class PeerConnection: @unchecked Sendable {
             report.transports.append(TransportStats(
                 id: "T-bundle", timestamp: now, dtlsState: dtls.rawValue, iceState: ice.rawValue,
                 dtlsRole: role.map { $0 == .client ? "client" : "server" }, selectedCandidatePairId: pairId,
-                tlsVersion: dtls == .connected ? "DTLSv1.2" : nil, srtpCipher: transport.srtpProfile?.openSSLName,
+                tlsVersion: dtls == .connected ? "DTLSv1.2" : nil, srtpCipher: transport.srtpProfile.map(Self.ianaName),
                 bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
                 srtpFailures: counters?.srtpFailures ?? 0))
         }
         report.timings = timings
         return report
+    }
+
+    /// The profile's name in the IANA DTLS-SRTP registry, as W3C `srtpCipher` wants it.
+    static func ianaName(_ profile: SRTPProfile) -> String {
+        switch profile {
+        case .aes128CmSha1_80: return "SRTP_AES128_CM_HMAC_SHA1_80"
+        case .aeadAes128Gcm: return "SRTP_AEAD_AES_128_GCM"
+        }
     }
 
     // MARK: Close

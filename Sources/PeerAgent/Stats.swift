@@ -182,7 +182,8 @@ public struct TransportStats: Sendable, Encodable, Equatable {
     public var selectedCandidatePairId: String?
     /// "DTLSv1.2" once connected.
     public var tlsVersion: String?
-    /// The SRTP profile, e.g. "AEAD_AES_128_GCM" (RFC 7714) or "AES_CM_128_HMAC_SHA1_80".
+    /// The SRTP profile by its IANA registry name: "SRTP_AEAD_AES_128_GCM" (RFC 7714)
+    /// or "SRTP_AES128_CM_HMAC_SHA1_80" (RFC 5764).
     public var srtpCipher: String?
     /// Bytes sent and received on the transport.
     public var bytesSent: Int

@@ -147,7 +147,49 @@ final class PairEvents: @unchecked Sendable {
             #expect(abs(seconds - 5) <= 0.25)
             let info = try await Self.tool("opusinfo", [ogg])
             #expect(info.status == 0)
+            // The stats agree with the audio file too: 20 ms Opus packets written.
+            let inboundAudio = try #require(stats.values.first { $0["type"] as? String == "inbound-rtp" && $0["kind"] as? String == "audio" })
+            let packets = try #require(inboundAudio["framesWritten"] as? Int)
+            #expect(abs(Double(packets) * 0.020 - seconds) <= 0.1, "\(packets) packets of 20 ms vs \(seconds) s")
         }
+    }
+
+    /// getStats() while media flows: every W3C object with real values, including the
+    /// round-trip time from RTCP SR/RR (RFC 3550 §6.4.1) about a second in.
+    @Test func statsCarryTheW3CObjectsWithRealValues() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.wait(6) { pair.a.getStats().remoteInboundRTP.contains { $0.kind == "video" && $0.roundTripTime != nil } })
+        let report = pair.a.getStats()
+        print("stats: \(report.json.prefix(600))…")
+        let out = try #require(report.outbound("video"))
+        #expect(out.packetsSent > 0 && out.bytesSent > 0 && (out.framesEncoded ?? 0) > 0 && (out.keyFramesEncoded ?? 0) >= 1)
+        #expect(out.frameWidth == 320 && out.frameHeight == 240)
+        let inVideo = try #require(report.inbound("video"))
+        #expect(inVideo.packetsReceived > 0 && inVideo.bytesReceived > 0)
+        #expect((inVideo.framesReceived ?? 0) > 0 && (inVideo.framesDecoded ?? 0) > 0 && (inVideo.keyFramesDecoded ?? 0) >= 1)
+        #expect(inVideo.frameWidth == 320 && inVideo.frameHeight == 240)
+        #expect(inVideo.packetsLost == 0 && inVideo.jitter >= 0 && inVideo.jitter < 0.1)
+        let inAudio = try #require(report.inbound("audio"))
+        #expect(inAudio.packetsReceived > 0)
+        let remote = try #require(report.remoteInboundRTP.first { $0.kind == "video" })
+        #expect(remote.localId == out.id)
+        #expect((remote.roundTripTime ?? 1) < 0.1)  // loopback: well under 100 ms
+        let pairStats = try #require(report.candidatePairs.first)
+        #expect(pairStats.state == "succeeded" && pairStats.bytesSent > 0 && pairStats.bytesReceived > 0)
+        #expect(pairStats.currentRoundTripTime != nil)
+        let transport = try #require(report.transports.first)
+        #expect(transport.dtlsState == "connected")
+        #expect(transport.tlsVersion == "DTLSv1.2")
+        #expect(transport.srtpCipher == "SRTP_AEAD_AES_128_GCM")
+        #expect(transport.selectedCandidatePairId == pairStats.id)
+        #expect(report.codecs.map(\.mimeType).sorted() == ["audio/opus", "video/VP8"])
+        #expect(report.codecs.map(\.payloadType).sorted() == [96, 111])
+        let timings = report.timings
+        #expect((timings.iceConnectedMs ?? -1) >= 0 && (timings.dtlsConnectedMs ?? -1) >= (timings.iceConnectedMs ?? 0))
+        #expect((timings.firstRemoteFrameMs ?? -1) >= (timings.dtlsConnectedMs ?? 0))
     }
 
     /// A PLI from the receiver produces a key frame from the sender within 100 ms.

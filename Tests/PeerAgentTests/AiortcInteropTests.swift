@@ -122,6 +122,9 @@ import Glibc
         let theirCodecs = result["codecs"] as? [String: [String: Any]] ?? [:]
         let theirStats = result["stats"] as? [String: [[String: Any]]] ?? [:]
         let theirOutbound = theirStats["outbound-rtp"] ?? []
+        // From our RTCP: SRs (remote-outbound-rtp) and report blocks (remote-inbound-rtp).
+        let theirRemoteOutVideo = theirStats["remote-outbound-rtp"]?.first { $0["kind"] as? String == "video" }
+        let theirRemoteInVideo = theirStats["remote-inbound-rtp"]?.first { $0["kind"] as? String == "video" }
 
         // What we measured.
         let outVideo = try #require(stats.outbound("video"))
@@ -132,6 +135,7 @@ import Glibc
         let ourDecoded = inVideo.framesDecoded ?? 0
         let tone = try Self.measureTone(wavPath)
         let transport = stats.transports.first
+        let ourRemoteInVideo = stats.remoteInboundRTP.first { $0.kind == "video" }
 
         print("""
             aiortc interop (\(role), aiortc \(result["aiortc"] as? String ?? "?"), \(Self.mediaSeconds) s):
@@ -147,6 +151,11 @@ import Glibc
             at \(String(format: "%.1f", tone.levelDBFS)) dBFS
               audio peer→aiortc: peer packets \(outAudio.packetsSent), aiortc frames \(theirAudioReceived), \
             tone \(theirFrequency) Hz at \(theirLevel) dBFS
+              RTCP: our report block on aiortc's video, as aiortc read it: lost \(theirRemoteInVideo?["packetsLost"] ?? "-"), \
+            RTT \(theirRemoteInVideo?["roundTripTime"] ?? "-") s; our SR as aiortc saw it: \
+            packetsSent \(theirRemoteOutVideo?["packetsSent"] ?? "-"); our RTT from aiortc's RR: \
+            \(ourRemoteInVideo?.roundTripTime.map { String(format: "%.4f", $0) } ?? "-") s \
+            (\(ourRemoteInVideo?.roundTripTimeMeasurements ?? 0) measurements)
               codecs: peer out video \(outVideo.codecId ?? "-"), audio \(outAudio.codecId ?? "-"); \
             aiortc \(theirCodecs.mapValues { "\($0["mimeType"] ?? "?")/\($0["payloadType"] ?? "?")" }); \
             DTLS \(transport?.dtlsRole ?? "-") \(transport?.srtpCipher ?? "-"), timings \(stats.timings)
@@ -180,6 +189,21 @@ import Glibc
         // We receive aiortc's SSRCs.
         let theirVideoSSRC = theirOutbound.first { $0["kind"] as? String == "video" }?["ssrc"] as? Int
         #expect(theirVideoSSRC.map(UInt32.init) == inVideo.ssrc)
+
+        // RTCP both ways: aiortc read our SR (our SSRC, a packet count no higher than what
+        // we sent) and our report block about its video (LSR/DLSR give it a loopback RTT);
+        // we read its report block about ours and took an RTT from it.
+        #expect((theirRemoteOutVideo?["ssrc"] as? Int).map(UInt32.init) == outVideo.ssrc)
+        let srPackets = theirRemoteOutVideo?["packetsSent"] as? Int ?? 0
+        #expect(srPackets > 0 && srPackets <= outVideo.packetsSent, "SR packet count \(srPackets)")
+        // aiortc keeps a remote-inbound-rtp only for a report block naming its own SSRC,
+        // and labels it with the SSRC of the RTCP packet's sender: one of ours.
+        let reporter = (theirRemoteInVideo?["ssrc"] as? Int).map(UInt32.init)
+        #expect(reporter == outAudio.ssrc || reporter == outVideo.ssrc, "reporter \(reporter.map { "\($0)" } ?? "none")")
+        let theirRTT = theirRemoteInVideo?["roundTripTime"] as? Double ?? -1
+        #expect(theirRTT >= 0 && theirRTT < 0.5, "aiortc's RTT from our report block: \(theirRTT) s")
+        #expect((ourRemoteInVideo?.roundTripTimeMeasurements ?? 0) > 0)
+        #expect(ourRemoteInVideo.flatMap(\.roundTripTime).map { $0 >= 0 && $0 < 0.5 } == true)
 
         // Video both ways: ≥ 90 % of the frames sent are decoded, at the size sent.
         #expect(theirVideoSent >= Int(Self.mediaSeconds * 30 * 0.8), "aiortc sent only \(theirVideoSent) frames")

@@ -34,6 +34,7 @@ import json
 import math
 import struct
 import sys
+import threading
 import time
 
 import aioice.ice
@@ -215,6 +216,24 @@ async def consume(track, counter):
         pass
 
 
+class StdinLines:
+    """stdin's lines, read on a daemon thread (works for pipes, files and
+    /dev/null alike, and never keeps the process alive at exit)."""
+
+    def __init__(self, loop):
+        self.queue = asyncio.Queue()
+
+        def pump():
+            for line in sys.stdin:
+                loop.call_soon_threadsafe(self.queue.put_nowait, line)
+            loop.call_soon_threadsafe(self.queue.put_nowait, None)
+
+        threading.Thread(target=pump, daemon=True).start()
+
+    async def readline(self):
+        return await self.queue.get()
+
+
 async def read_line(reader):
     line = await reader.readline()
     if not line:
@@ -232,8 +251,7 @@ def stats_highlights(report):
 
 async def run(args):
     loop = asyncio.get_running_loop()
-    reader = asyncio.StreamReader()
-    await loop.connect_read_pipe(lambda: asyncio.StreamReaderProtocol(reader), sys.stdin)
+    reader = StdinLines(loop)
 
     pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
     paced = Paced()
@@ -343,11 +361,13 @@ def main():
         add_loopback()
     try:
         status = asyncio.run(asyncio.wait_for(run(args), args.timeout))
-    except BaseException as error:  # timeout, EOF, failure: report and exit, never hang
-        if isinstance(error, (SystemExit,)):
-            raise
-        emit({"event": "error", "error": f"{type(error).__name__}: {error}"})
-        log(f"failed: {type(error).__name__}: {error}")
+    except (Exception, KeyboardInterrupt) as error:  # timeout, EOF, failure: report and exit, never hang
+        if isinstance(error, asyncio.TimeoutError):
+            text = f"timed out after {args.timeout} s"
+        else:
+            text = f"{type(error).__name__}: {error}"
+        emit({"event": "error", "error": text})
+        log(f"failed: {text}")
         sys.exit(1)
     sys.exit(status)
 

@@ -56,7 +56,7 @@ let package = Package(
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
-        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"]),
+        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -81,6 +81,12 @@ case "sdp":
     sdpCommand(Array(arguments.dropFirst()))
 case "loopback":
     await loopbackCommand(Array(arguments.dropFirst()))
+case "offer":
+    await callCommand(role: .offer, Array(arguments.dropFirst()))
+case "answer":
+    await callCommand(role: .answer, Array(arguments.dropFirst()))
+case "room":
+    await callCommand(role: .room, Array(arguments.dropFirst()))
 case let other?:
     fail("unknown command \"\(other)\" (try peer --help)")
 }

@@ -1,0 +1,656 @@
+import DTLS
+import Foundation
+import ICE
+import SDP
+import WampClient
+
+/// The state of a call (what `peer offer|answer|room` reports).
+public enum CallState: String, Sendable, Equatable, Codable {
+    /// Joining the router.
+    case connecting
+    /// Offer published, no answer yet (or, answering: waiting for an offer).
+    case ringing
+    /// Media flowing: a peer connection reached `connected`.
+    case established
+    /// Negotiated with no direction that carries media (all inactive).
+    case hold
+    /// Ended normally: duration reached, hung up, or the peer closed.
+    case finished
+    /// Ended with an error (router, timeout, ICE, DTLS, files); the reason says which.
+    case failed
+    /// Our offer was declined: the answerer is in another call.
+    case busy
+}
+
+/// The process exit codes of `peer` (documented in `peer --help` and README).
+public enum ExitCode {
+    /// Call done and `--min-frames` met.
+    public static let ok: Int32 = 0
+    /// Bad arguments.
+    public static let usage: Int32 = 2
+    /// Router unreachable or authentication refused.
+    public static let router: Int32 = 3
+    /// No offer or answer within `--timeout`.
+    public static let timeout: Int32 = 4
+    /// ICE failed.
+    public static let ice: Int32 = 5
+    /// DTLS failed.
+    public static let dtls: Int32 = 6
+    /// Fewer frames than `--min-frames` in a recorded file.
+    public static let tooFewFrames: Int32 = 7
+    /// The answerer was busy.
+    public static let busy: Int32 = 8
+    /// Interrupted (SIGINT/SIGTERM), after hanging up and closing the files.
+    public static let interrupted: Int32 = 130
+}
+
+/// What a ``Call`` reports while it runs (the `--json` events).
+public enum CallEvent: Sendable {
+    /// The call's state changed; `peer` is the remote user for per-peer states in a room.
+    case state(CallState, peer: String?, reason: String?)
+    /// A signaling message could not be used; it was dropped and the call goes on.
+    case signalingError(topic: String, reason: String)
+    /// A candidate we sent or received.
+    case candidate(peer: String, local: Bool, candidate: String)
+    /// A remote track was negotiated.
+    case track(peer: String, kind: String, mid: String, codec: String)
+    /// Periodic counts: video frames and audio packets recorded so far from `peer`.
+    case frames(peer: String, video: Int, audio: Int)
+    /// An offer arrived while in a call and was declined (we stay in our call).
+    case busy(from: String, reason: String)
+    /// A room member appeared or left.
+    case peerJoined(String)
+    case peerLeft(String)
+    /// The router connection dropped or came back (the call goes on).
+    case router(String)
+    /// Final statistics of the connection with `peer`.
+    case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
+}
+
+/// The outcome of ``Call/run()``.
+public struct CallResult: Sendable {
+    /// The process exit code (``ExitCode``).
+    public var exitCode: Int32
+    /// The final state.
+    public var state: CallState
+    /// Why it failed or was cut short, if so.
+    public var reason: String?
+    /// One entry per remote peer the call connected with.
+    public var peers: [PeerResult]
+}
+
+/// What was recorded from one remote peer.
+public struct PeerResult: Sendable {
+    /// The remote peer: its user id (room) or "offerer"/"answerer" (legacy).
+    public var peer: String
+    /// The IVF and Ogg files.
+    public var videoPath: String
+    public var audioPath: String
+    /// Final statistics.
+    public var stats: StatsReport
+    /// Video frames written to the IVF file.
+    public var videoFramesWritten: Int
+    /// Opus packets written to the Ogg file.
+    public var audioPacketsWritten: Int
+}
+
+/// A call over a WAMP router with the signaling profiles of `shared/PROTOCOL.md`:
+/// `legacy` (one call per prefix; offer/answer/candidate/close topics; vanilla or
+/// trickle ICE) and `room` (a mesh: one peer connection per remote user).
+///
+/// All call state lives in the task running ``run()``: router events, peer
+/// connection events, timers and hang-up requests are queued into one stream and
+/// handled in order, so nothing needs a lock.
+///
+/// Busy (legacy): an answerer in a call that gets a different offer keeps its call
+/// and declines the new one with an answer that rejects every m-section (port 0,
+/// RFC 3264 §6) whose `o=` line repeats the declined offer's session id and version,
+/// so only that offerer takes it as "busy"; older clients in a call ignore answers.
+public final class Call: @unchecked Sendable {
+    /// The options given at init.
+    public let options: CallOptions
+    private let onEvent: @Sendable (CallEvent) -> Void
+    private let inputs: AsyncStream<Input>
+    private let feed: AsyncStream<Input>.Continuation
+
+    private enum Input: Sendable {
+        case message(topic: String, event: WampEvent)
+        case connection(peer: String, event: PeerConnectionEvent)
+        case routerStatus(WampStatus)
+        case tick
+        case hangUp(reason: String, interrupted: Bool)
+    }
+
+    /// One peer connection and what the call knows about it (run task only).
+    private final class Link {
+        let peer: String
+        let pc: PeerConnection
+        let offerer: Bool
+        var offer: SessionDescriptionInit?
+        var offerIdentity: String?
+        var answer: SessionDescriptionInit?
+        var answered = false
+        var lastOfferPublish = Date.distantPast
+        var established = false
+        var published: Set<String> = []
+        let videoPath: String
+        let audioPath: String
+        var failed: (code: Int32, reason: String)?
+        var closedByPeer = false
+        init(peer: String, pc: PeerConnection, offerer: Bool, videoPath: String, audioPath: String) {
+            self.peer = peer; self.pc = pc; self.offerer = offerer; self.videoPath = videoPath; self.audioPath = audioPath
+        }
+    }
+
+    // Run-task state.
+    private var session: WampSession?
+    private var links: [String: Link] = [:]
+    private var ended: [PeerResult] = []
+    private var state: CallState = .connecting
+    private var establishedAt: Date?
+    private var waitingSince = Date()
+    private var lastProgress = Date()
+    private var finishing = false
+
+    /// A call with `options`; events go to `onEvent` (from the run task, in order).
+    public init(options: CallOptions, onEvent: @escaping @Sendable (CallEvent) -> Void = { _ in }) {
+        self.options = options
+        self.onEvent = onEvent
+        (inputs, feed) = AsyncStream.makeStream(bufferingPolicy: .unbounded)
+    }
+
+    /// Ends the call from outside (a signal handler, a test): publishes `close`, closes
+    /// every connection and file, and makes ``run()`` return exit code 130 when
+    /// `interrupted`, else 0/7 as for a normal end. Safe from any thread.
+    public func hangUp(interrupted: Bool = true) {
+        feed.yield(.hangUp(reason: interrupted ? "interrupted" : "hung up", interrupted: interrupted))
+    }
+
+    /// Runs the call to its end and returns the outcome. Never throws: every failure is
+    /// an exit code with a reason.
+    public func run() async -> CallResult {
+        report(.connecting, nil, nil)
+        var wamp = options.wamp
+        wamp.joinTimeoutMs = UInt32(max(1, min(options.timeoutSeconds, 3_600)) * 1000)
+        let joined: WampSession
+        do {
+            joined = try await WampSession.join(wamp)
+        } catch {
+            return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): \(error)")
+        }
+        session = joined
+        let statusTask = Task { [feed] in
+            for await status in joined.status { feed.yield(.routerStatus(status)) }
+        }
+        defer { statusTask.cancel() }
+        var subscriptionTasks: [Task<Void, Never>] = []
+        defer { for t in subscriptionTasks { t.cancel() } }
+        do {
+            for topic in topics() {
+                let subscription = try await joined.subscribe(topic)
+                subscriptionTasks.append(Task { [feed] in
+                    for await event in subscription { feed.yield(.message(topic: topic, event: event)) }
+                })
+            }
+        } catch {
+            await joined.leave()
+            return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): subscribe: \(error)")
+        }
+        let ticker = Task { [feed] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 250_000_000)
+                feed.yield(.tick)
+            }
+        }
+        defer { ticker.cancel() }
+
+        waitingSince = Date()
+        switch options.role {
+        case .offer:
+            do { try await startOffer(to: "answerer") } catch {
+                return await end(code: ExitCode.usage, state: .failed, reason: "\(error)")
+            }
+        case .answer:
+            report(.ringing, nil, nil)
+        case .room:
+            report(.ringing, nil, nil)
+            _ = try? await joined.publish(roomTopic("callme"), args: [.string(options.user)])
+        }
+
+        for await input in inputs {
+            if let result = await handle(input) { return result }
+        }
+        return await end(code: ExitCode.interrupted, state: .finished, reason: "input stream ended")
+    }
+
+    // MARK: Topics
+
+    private var isRoom: Bool { options.role == .room }
+    private func legacyTopic(_ name: String) -> String { "\(options.prefix).\(name)" }
+    private func roomTopic(_ name: String) -> String { "\(options.prefix).\(options.room).\(name)" }
+    private func userTopic(_ user: String, _ name: String) -> String { "\(options.prefix).\(options.room).\(user).\(name)" }
+
+    private func topics() -> [String] {
+        if isRoom {
+            return [userTopic(options.user, "offer"), userTopic(options.user, "answer"), userTopic(options.user, "candidate"),
+                    roomTopic("callme"), roomTopic("close")]
+        }
+        return ["offer", "answer", "candidate", "close"].map(legacyTopic)
+    }
+
+    // MARK: Input handling (run task)
+
+    private func handle(_ input: Input) async -> CallResult? {
+        switch input {
+        case let .message(topic, event):
+            return await message(topic: topic, event: event)
+        case let .connection(peer, event):
+            return await connectionEvent(peer: peer, event: event)
+        case let .routerStatus(status):
+            switch status {
+            case let .disconnected(reason): onEvent(.router("disconnected: \(reason)"))
+            case let .reconnected(id): onEvent(.router("reconnected (session \(id))"))
+            case let .reconnectFailed(attempt, error): onEvent(.router("reconnect attempt \(attempt) failed: \(error)"))
+            case let .restoreFailed(uri, error): onEvent(.router("could not restore \(uri): \(error)"))
+            case let .closed(reason): onEvent(.router("closed: \(reason)"))
+            }
+            return nil
+        case .tick:
+            return await tick()
+        case let .hangUp(reason, interrupted):
+            return await end(code: interrupted ? ExitCode.interrupted : nil, state: .finished, reason: reason)
+        }
+    }
+
+    private func tick() async -> CallResult? {
+        let now = Date()
+        if let since = establishedAt, now.timeIntervalSince(since) >= options.durationSeconds {
+            return await end(code: nil, state: .finished, reason: nil)
+        }
+        if establishedAt == nil, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
+            let what = options.role == .offer ? "no answer" : (options.role == .answer ? "no offer" : "no peer connected")
+            return await end(code: ExitCode.timeout, state: .failed,
+                             reason: "\(what) within --timeout \(formatSeconds(options.timeoutSeconds)) s")
+        }
+        // Republish unanswered offers (an answerer may join late).
+        for link in links.values where link.offerer && !link.answered {
+            if now.timeIntervalSince(link.lastOfferPublish) >= options.offerRepeatSeconds, let offer = link.offer {
+                link.lastOfferPublish = now
+                await publishOffer(offer, link: link)
+            }
+        }
+        if now.timeIntervalSince(lastProgress) >= options.progressIntervalSeconds {
+            lastProgress = now
+            for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.established {
+                let s = link.pc.getStats()
+                onEvent(.frames(peer: link.peer, video: s.inbound("video")?.framesWritten ?? 0,
+                                audio: s.inbound("audio")?.framesWritten ?? 0))
+            }
+        }
+        return nil
+    }
+
+    private func message(topic: String, event: WampEvent) async -> CallResult? {
+        if isRoom { return await roomMessage(topic: topic, event: event) }
+        switch topic {
+        case legacyTopic("offer"):
+            guard options.role == .answer else { return nil }  // the offerer ignores offers (its own included)
+            guard let arg = event.args.first else { return drop(topic, "offer without arguments") }
+            do { await legacyOffer(try Signaling.description(from: arg)) } catch { return drop(topic, error.reason) }
+        case legacyTopic("answer"):
+            guard options.role == .offer else { return nil }  // the answerer ignores answers
+            guard let arg = event.args.first else { return drop(topic, "answer without arguments") }
+            do { return await applyAnswer(try Signaling.description(from: arg), peer: "answerer") } catch { return drop(topic, error.reason) }
+        case legacyTopic("candidate"):
+            guard let arg = event.args.first else { return drop(topic, "candidate without arguments") }
+            let peer = options.role == .offer ? "answerer" : "offerer"
+            do { remoteCandidate(try Signaling.candidate(from: arg), peer: peer, topic: topic) } catch { return drop(topic, error.reason) }
+        case legacyTopic("close"):
+            // Our own close comes back too unless excluded; we publish it only when ending.
+            guard !finishing, let link = links.values.first, link.established || link.answered || link.answer != nil else { return nil }
+            link.closedByPeer = true
+            return await end(code: nil, state: .finished, reason: "the peer hung up (close)")
+        default: break
+        }
+        return nil
+    }
+
+    private func roomMessage(topic: String, event: WampEvent) async -> CallResult? {
+        guard case let .string(from)? = event.args.first else {
+            return drop(topic, "message without a fromUser string as first argument")
+        }
+        guard from != options.user else { return nil }  // our own publication
+        switch topic {
+        case roomTopic("callme"):
+            onEvent(.peerJoined(from))
+            guard links[from] == nil else { return nil }
+            do { try await startOffer(to: from) } catch { return drop(topic, "cannot call \(from): \(error)") }
+        case roomTopic("close"):
+            onEvent(.peerLeft(from))
+            if let link = links[from] {
+                link.closedByPeer = true
+                closeLink(link)
+            }
+        case userTopic(options.user, "offer"):
+            guard event.args.count >= 2 else { return drop(topic, "offer without a description argument") }
+            do { await roomOffer(try Signaling.description(from: event.args[1]), from: from) } catch { return drop(topic, error.reason) }
+        case userTopic(options.user, "answer"):
+            guard event.args.count >= 2 else { return drop(topic, "answer without a description argument") }
+            do { return await applyAnswer(try Signaling.description(from: event.args[1]), peer: from) } catch { return drop(topic, error.reason) }
+        case userTopic(options.user, "candidate"):
+            guard event.args.count >= 2 else { return drop(topic, "candidate without a candidate argument") }
+            do { remoteCandidate(try Signaling.candidate(from: event.args[1]), peer: from, topic: topic) } catch { return drop(topic, error.reason) }
+        default: break
+        }
+        return nil
+    }
+
+    private func drop(_ topic: String, _ reason: String) -> CallResult? {
+        onEvent(.signalingError(topic: topic, reason: reason))
+        return nil
+    }
+
+    // MARK: Offer / answer
+
+    private func makeLink(peer: String, offerer: Bool) throws -> Link {
+        let several = isRoom
+        let videoPath = options.videoPath(peer: peer, several: several)
+        let audioPath = options.audioPath(peer: peer, several: several)
+        let feed = self.feed
+        let pc = try PeerConnection(configuration: options.peerConnection) { event in
+            feed.yield(.connection(peer: peer, event: event))
+        }
+        let receive = ReceiveOptions(ivfPath: videoPath, oggPath: audioPath, decode: options.decode)
+        pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
+                          audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
+        pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
+                          video: try options.video.makeSource(), encoding: options.encoding, receive: receive)
+        let link = Link(peer: peer, pc: pc, offerer: offerer, videoPath: videoPath, audioPath: audioPath)
+        links[peer] = link
+        return link
+    }
+
+    private func startOffer(to peer: String) async throws {
+        let link = try makeLink(peer: peer, offerer: true)
+        let offer = try link.pc.createOffer()
+        try link.pc.setLocalDescription(offer)
+        let sent = options.trickle ? offer : await vanilla(link.pc, offer)
+        link.offer = sent
+        link.offerIdentity = Self.identity(sent.sdp)
+        link.lastOfferPublish = Date()
+        await publishOffer(sent, link: link)
+        if !isRoom { report(.ringing, nil, nil) }
+    }
+
+    /// Waits for gathering to complete (vanilla ICE) and returns the description with
+    /// every candidate; gives up after 10 s with what there is.
+    private func vanilla(_ pc: PeerConnection, _ fallback: SessionDescriptionInit) async -> SessionDescriptionInit {
+        let deadline = Date().addingTimeInterval(10)
+        while pc.iceGatheringState != .complete && Date() < deadline {
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return pc.localDescription ?? fallback
+    }
+
+    private func publishOffer(_ offer: SessionDescriptionInit, link: Link) async {
+        guard let session else { return }
+        if isRoom {
+            _ = try? await session.publish(userTopic(link.peer, "offer"),
+                                           args: [.string(options.user), Signaling.value(offer, asString: true)])
+        } else {
+            _ = try? await session.publish(legacyTopic("offer"), args: [Signaling.value(offer, asString: options.descriptionAsString)])
+        }
+    }
+
+    private func publishAnswer(_ answer: SessionDescriptionInit, to peer: String) async {
+        guard let session else { return }
+        if isRoom {
+            _ = try? await session.publish(userTopic(peer, "answer"), args: [.string(options.user), Signaling.value(answer, asString: true)])
+        } else {
+            _ = try? await session.publish(legacyTopic("answer"), args: [Signaling.value(answer, asString: options.descriptionAsString)])
+        }
+    }
+
+    /// The `o=` session id and version of an SDP, which identify an offer (RFC 8866 §5.2).
+    static func identity(_ sdp: String) -> String? {
+        guard let line = sdp.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).first(where: { $0.hasPrefix("o=") }) else { return nil }
+        let fields = line.dropFirst(2).split(separator: " ")
+        guard fields.count >= 3 else { return nil }
+        return "\(fields[1]) \(fields[2])"
+    }
+
+    private func legacyOffer(_ offer: SessionDescriptionInit) async {
+        guard offer.type == .offer else {
+            onEvent(.signalingError(topic: legacyTopic("offer"), reason: "description of type \(offer.type.rawValue) on the offer topic"))
+            return
+        }
+        let identity = Self.identity(offer.sdp)
+        if let link = links["offerer"] {
+            if identity != nil, identity == link.offerIdentity {
+                // The same offer again: our answer may have been missed.
+                if let answer = link.answer { await publishAnswer(answer, to: "offerer") }
+            } else {
+                await decline(offer, identity: identity)
+            }
+            return
+        }
+        await answerOffer(offer, from: "offerer", identity: identity)
+    }
+
+    private func roomOffer(_ offer: SessionDescriptionInit, from peer: String) async {
+        guard offer.type == .offer else {
+            onEvent(.signalingError(topic: userTopic(options.user, "offer"), reason: "description of type \(offer.type.rawValue) from \(peer)"))
+            return
+        }
+        let identity = Self.identity(offer.sdp)
+        if let link = links[peer] {
+            if identity == link.offerIdentity, let answer = link.answer {
+                await publishAnswer(answer, to: peer)
+                return
+            }
+            // Glare (both called each other) or a new session from the same user:
+            // the lower user id keeps its own offer, the other answers.
+            if link.offerer && !link.answered && options.user < peer { return }
+            closeLink(link, publish: false)
+        }
+        await answerOffer(offer, from: peer, identity: identity)
+    }
+
+    private func answerOffer(_ offer: SessionDescriptionInit, from peer: String, identity: String?) async {
+        let link: Link
+        do { link = try makeLink(peer: peer, offerer: false) } catch {
+            onEvent(.signalingError(topic: "offer", reason: "cannot create a connection for \(peer): \(error)"))
+            return
+        }
+        link.offerIdentity = identity
+        do {
+            try link.pc.setRemoteDescription(offer)
+            let answer = try link.pc.createAnswer()
+            try link.pc.setLocalDescription(answer)
+            let sent = options.trickle ? answer : await vanilla(link.pc, answer)
+            link.answer = sent
+            link.answered = true
+            await publishAnswer(sent, to: peer)
+            if link.pc.connectionState == .failed {
+                link.failed = (ExitCode.ice, link.pc.failureReason ?? "negotiation failed")
+                report(.failed, isRoom ? peer : nil, link.pc.failureReason)
+            }
+        } catch {
+            onEvent(.signalingError(topic: isRoom ? userTopic(options.user, "offer") : legacyTopic("offer"),
+                                    reason: "offer from \(peer) refused: \(error)"))
+            closeLink(link, publish: false)
+        }
+    }
+
+    /// Declines `offer` while in a call: an answer rejecting every m-section, with the
+    /// offer's `o=` session id and version so only its offerer takes it.
+    private func decline(_ offer: SessionDescriptionInit, identity: String?) async {
+        onEvent(.busy(from: identity.map { "offer o=\($0)" } ?? "an offer", reason: "already in a call"))
+        guard let parsed = try? SessionDescription(parsing: offer.sdp) else { return }
+        var answer = SessionDescription(origin: Origin(sessionId: parsed.origin.sessionId, sessionVersion: parsed.origin.sessionVersion))
+        answer.media = parsed.media.map { m in
+            var r = MediaDescription(kind: m.kind, port: 0, proto: m.proto, formats: m.formats)
+            r.mid = m.mid
+            r.connection = Connection()
+            r.direction = .inactive
+            return r
+        }
+        await publishAnswer(SessionDescriptionInit(type: .answer, sdp: answer.serialized()), to: "offerer")
+    }
+
+    private func applyAnswer(_ answer: SessionDescriptionInit, peer: String) async -> CallResult? {
+        guard answer.type == .answer else {
+            return drop(isRoom ? userTopic(options.user, "answer") : legacyTopic("answer"), "description of type \(answer.type.rawValue) on the answer topic")
+        }
+        guard let link = links[peer], link.offerer, !link.answered else { return nil }
+        if let parsed = try? SessionDescription(parsing: answer.sdp), !parsed.media.isEmpty,
+           parsed.media.allSatisfy({ $0.port == 0 }) {
+            // A decline: ours only when it repeats our offer's o= line.
+            guard Self.identity(answer.sdp) == link.offerIdentity else { return nil }
+            link.answered = true
+            if isRoom {
+                closeLink(link, publish: false)
+                report(.busy, peer, "\(peer) declined the call")
+                return nil
+            }
+            return await end(code: ExitCode.busy, state: .busy, reason: "the answerer is busy in another call")
+        }
+        do {
+            try link.pc.setRemoteDescription(answer)
+            link.answered = true
+            link.answer = answer
+        } catch {
+            return drop(isRoom ? userTopic(options.user, "answer") : legacyTopic("answer"), "answer from \(peer) refused: \(error)")
+        }
+        return nil
+    }
+
+    private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
+        guard let link = links[peer] else { return }
+        if link.published.contains(candidate.candidate) { return }  // our own, echoed by the router
+        if !candidate.isEndOfCandidates { onEvent(.candidate(peer: peer, local: false, candidate: candidate.candidate)) }
+        do { try link.pc.addIceCandidate(candidate) } catch {
+            onEvent(.signalingError(topic: topic, reason: "\(error)"))
+        }
+    }
+
+    // MARK: Connection events
+
+    private func connectionEvent(peer: String, event: PeerConnectionEvent) async -> CallResult? {
+        guard let link = links[peer] else { return nil }
+        switch event {
+        case let .localCandidate(c):
+            guard options.trickle, let session else { return nil }
+            link.published.insert(c.candidate)
+            if !c.isEndOfCandidates { onEvent(.candidate(peer: peer, local: true, candidate: c.candidate)) }
+            if isRoom {
+                _ = try? await session.publish(userTopic(peer, "candidate"), args: [.string(options.user), Signaling.value(c)])
+            } else {
+                _ = try? await session.publish(legacyTopic("candidate"), args: [Signaling.value(c)])
+            }
+        case let .track(info):
+            onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
+        case let .connectionState(s, reason):
+            switch s {
+            case .connected:
+                guard !link.established else { return nil }
+                link.established = true
+                let directions = link.pc.allTransceivers.compactMap(\.currentDirection)
+                let hold = !directions.isEmpty && directions.allSatisfy { $0 == .inactive }
+                if establishedAt == nil {
+                    establishedAt = Date()
+                    report(hold ? .hold : .established, isRoom ? peer : nil, nil)
+                } else if isRoom {
+                    report(hold ? .hold : .established, peer, nil)
+                }
+            case .failed:
+                let text = reason ?? "failed"
+                let code = text.hasPrefix("DTLS") ? ExitCode.dtls : ExitCode.ice
+                link.failed = (code, text)
+                if isRoom {
+                    report(.failed, peer, text)
+                    closeLink(link, publish: false)
+                    return nil
+                }
+                return await end(code: code, state: .failed, reason: text)
+            case .closed:
+                if link.pc.closedByPeer, !isRoom {
+                    link.closedByPeer = true
+                    return await end(code: nil, state: .finished, reason: "the peer hung up (DTLS close_notify)")
+                }
+            default: break
+            }
+        default: break
+        }
+        return nil
+    }
+
+    // MARK: Ending
+
+    private func closeLink(_ link: Link, publish: Bool = false) {
+        if let failure = link.failed { failedLinks.append(failure) }
+        link.pc.close()
+        let s = link.pc.getStats()
+        let result = PeerResult(peer: link.peer, videoPath: link.videoPath, audioPath: link.audioPath, stats: s,
+                                videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
+                                audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0)
+        if link.established || link.answered { ended.append(result) }
+        links[link.peer] = nil
+        if link.established || link.answered {
+            onEvent(.stats(peer: link.peer, report: s, videoPath: link.videoPath, audioPath: link.audioPath))
+        }
+    }
+
+    /// Ends the call: publishes close, closes every connection (files complete), leaves
+    /// the router, and computes the exit code (`code` nil: 0, or 7 below --min-frames).
+    private func end(code: Int32?, state final: CallState, reason: String?) async -> CallResult {
+        finishing = true
+        if let session {
+            if isRoom {
+                _ = try? await session.publish(roomTopic("close"), args: [.string(options.user)])
+            } else if links.values.contains(where: { $0.answered || $0.established }) {
+                _ = try? await session.publish(legacyTopic("close"))
+            }
+        }
+        for link in links.values.sorted(by: { $0.peer < $1.peer }) { closeLink(link) }
+        if let session { await session.leave() }
+        session = nil
+        var exit = code
+        var finalState = final
+        var why = reason
+        if exit == nil {
+            if establishedAt == nil, let failure = failures().first {
+                exit = failure.code
+                finalState = .failed
+                why = failure.reason
+            } else if options.minFrames > 0, let short = ended.first(where: { $0.videoFramesWritten < options.minFrames }) {
+                exit = ExitCode.tooFewFrames
+                finalState = .failed
+                why = "\(short.videoPath) has \(short.videoFramesWritten) frames, fewer than --min-frames \(options.minFrames)"
+            } else if establishedAt == nil, options.role == .room {
+                exit = ExitCode.timeout
+                finalState = .failed
+                why = why ?? "no peer connected"
+            } else {
+                exit = ExitCode.ok
+            }
+        }
+        return finish(code: exit ?? ExitCode.ok, state: finalState, reason: why)
+    }
+
+    private var failedLinks: [(code: Int32, reason: String)] = []
+    private func failures() -> [(code: Int32, reason: String)] { failedLinks }
+
+    private func finish(code: Int32, state final: CallState, reason: String?) -> CallResult {
+        report(final, nil, reason)
+        feed.finish()
+        return CallResult(exitCode: code, state: final, reason: reason, peers: ended)
+    }
+
+    private func report(_ s: CallState, _ peer: String?, _ reason: String?) {
+        if peer == nil { state = s }
+        onEvent(.state(s, peer: peer, reason: reason))
+    }
+}
+
+func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(s) }

@@ -1,0 +1,202 @@
+import Dispatch
+import Foundation
+import ICE
+import PeerAgent
+import WampClient
+
+/// Parses the options of `peer offer|answer|room` into ``CallOptions``; exits 2 with a
+/// message naming the option and value on bad input.
+func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOptions, json: Bool, statsPath: String?) {
+    let env = ProcessInfo.processInfo.environment
+    var router = env["PEER_ROUTER"]
+    var realm = env["PEER_REALM"] ?? "realm1"
+    var auth = WampAuth.anonymous
+    var caFile: String?
+    var profile: String?
+    var stun: [String] = env["PEER_STUN"].map { [$0] } ?? []
+    var turn: [String] = []
+    var turnUser: String?
+    var turnPassword: String?
+    var json = false
+    var statsPath: String?
+    var o = CallOptions(role: role, router: "")
+    let name = role.rawValue
+    var i = 0
+    func value(_ option: String) -> String {
+        i += 1
+        guard i < arguments.count else { fail("\(name): \(option) needs a value (try peer --help)") }
+        return arguments[i]
+    }
+    func number(_ option: String, _ range: ClosedRange<Double>) -> Double {
+        let text = value(option)
+        guard let v = Double(text), range.contains(v) else {
+            fail("\(name): \(option) \"\(text)\": expected a number in \(formatRange(range))")
+        }
+        return v
+    }
+    while i < arguments.count {
+        let option = arguments[i]
+        switch option {
+        case "--router": router = value(option)
+        case "--realm": realm = value(option)
+        case "--ca-file": caFile = value(option)
+        case "--auth":
+            let text = value(option)
+            let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
+            guard parts.count == 3, !parts[1].isEmpty, !parts[2].isEmpty, parts[0] == "cra" || parts[0] == "ticket" else {
+                fail("\(name): --auth \"\(text)\": expected cra:USER:SECRET or ticket:USER:TICKET")
+            }
+            auth = parts[0] == "cra" ? .cra(authid: parts[1], secret: parts[2]) : .ticket(authid: parts[1], ticket: parts[2])
+        case "--profile":
+            let text = value(option)
+            guard text == "legacy" || text == "room" else { fail("\(name): --profile \"\(text)\": expected legacy or room") }
+            profile = text
+        case "--prefix": o.prefix = value(option)
+        case "--room": o.room = value(option)
+        case "--user":
+            let text = value(option)
+            guard !text.isEmpty, !text.contains(".") else { fail("\(name): --user \"\(text)\": expected a non-empty id without dots") }
+            o.user = text
+        case "--stun": stun.append(value(option))
+        case "--turn": turn.append(value(option))
+        case "--turn-user": turnUser = value(option)
+        case "--turn-password": turnPassword = value(option)
+        case "--ice-policy":
+            let text = value(option)
+            guard let p = IceTransportPolicy(rawValue: text) else { fail("\(name): --ice-policy \"\(text)\": expected all or relay") }
+            o.peerConnection.iceTransportPolicy = p
+        case "--trickle": o.trickle = true
+        case "--vanilla": o.trickle = false
+        case "--payload":
+            let text = value(option)
+            guard text == "object" || text == "string" else { fail("\(name): --payload \"\(text)\": expected object or string") }
+            o.descriptionAsString = text == "string"
+        case "--video":
+            do { o.video = try VideoSpec(parsing: value(option)) } catch { fail("\(name): \(error)") }
+        case "--audio":
+            do { o.audio = try AudioSpec(parsing: value(option)) } catch { fail("\(name): \(error)") }
+        case "--video-out": o.videoOut = value(option)
+        case "--audio-out": o.audioOut = value(option)
+        case "--bitrate": o.encoding.videoBitrateKbps = Int(number(option, 10...50_000))
+        case "--duration": o.durationSeconds = number(option, 0.1...86_400)
+        case "--timeout": o.timeoutSeconds = number(option, 0.1...86_400)
+        case "--min-frames": o.minFrames = Int(number(option, 0...10_000_000))
+        case "--local-address": o.peerConnection.localAddresses.append(value(option))
+        case "--no-decode": o.decode = false
+        case "--json": json = true
+        case "--stats": statsPath = value(option)
+        default: fail("\(name): unknown option \"\(option)\" (try peer --help)")
+        }
+        i += 1
+    }
+    if profile == "room" { o.role = .room }
+    if profile == "legacy", role == .room { fail("room: --profile legacy does not go with the room command (use offer or answer)") }
+    guard let router, !router.isEmpty else { fail("\(name): --router URL is required (or set PEER_ROUTER), e.g. --router ws://127.0.0.1:8080/ws") }
+    guard router.hasPrefix("ws://") || router.hasPrefix("wss://") else {
+        fail("\(name): --router \"\(router)\": expected a ws:// or wss:// URL")
+    }
+    o.wamp = WampConfiguration(url: router, realm: realm, auth: auth)
+    o.wamp.caFile = caFile
+    for url in stun {
+        do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { fail("\(name): --stun \"\(url)\": \(error)") }
+    }
+    for url in turn {
+        guard let turnUser, let turnPassword else { fail("\(name): --turn \"\(url)\" needs --turn-user and --turn-password") }
+        do { o.peerConnection.iceServers.append(try IceServer(url, username: turnUser, password: turnPassword)) } catch {
+            fail("\(name): --turn \"\(url)\": \(error)")
+        }
+    }
+    return (o, json, statsPath)
+}
+
+private func formatRange(_ r: ClosedRange<Double>) -> String {
+    func f(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
+    return "\(f(r.lowerBound))…\(f(r.upperBound))"
+}
+
+/// One JSON event per line on stdout (`--json`), flushed at once.
+final class JSONEvents: @unchecked Sendable {
+    private let lock = NSLock()
+    func emit(_ object: [String: Any]) {
+        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
+        lock.withLock {
+            FileHandle.standardOutput.write(data + Data("\n".utf8))
+        }
+    }
+}
+
+/// Human progress on stderr.
+func say(_ line: String) {
+    FileHandle.standardError.write(Data("peer: \(line)\n".utf8))
+}
+
+/// `peer offer|answer|room`: runs a call and exits with its code.
+func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
+    let (options, json, statsPath) = parseCallOptions(role: role, arguments)
+    let out = JSONEvents()
+    let call = Call(options: options) { event in
+        switch event {
+        case let .state(s, peer, reason):
+            say("\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")")
+            if json { out.emit(["event": "state", "state": s.rawValue, "peer": peer ?? NSNull(), "reason": reason ?? NSNull()]) }
+        case let .signalingError(topic, reason):
+            say("dropped a message on \(topic): \(reason)")
+            if json { out.emit(["event": "signalingError", "topic": topic, "reason": reason]) }
+        case let .candidate(peer, local, candidate):
+            if json { out.emit(["event": "candidate", "peer": peer, "direction": local ? "local" : "remote", "candidate": candidate]) }
+        case let .track(peer, kind, mid, codec):
+            say("\(peer): receiving \(kind) (\(codec), mid \(mid))")
+            if json { out.emit(["event": "track", "peer": peer, "kind": kind, "mid": mid, "codec": codec]) }
+        case let .frames(peer, video, audio):
+            if json { out.emit(["event": "frames", "peer": peer, "video": video, "audio": audio]) }
+        case let .busy(from, reason):
+            say("declined \(from): \(reason)")
+            if json { out.emit(["event": "busy", "from": from, "reason": reason]) }
+        case let .peerJoined(user):
+            say("\(user) joined the room")
+            if json { out.emit(["event": "peerJoined", "user": user]) }
+        case let .peerLeft(user):
+            say("\(user) left the room")
+            if json { out.emit(["event": "peerLeft", "user": user]) }
+        case let .router(text):
+            say("router \(text)")
+            if json { out.emit(["event": "router", "status": text]) }
+        case let .stats(peer, report, videoPath, audioPath):
+            let v = report.inbound("video"), a = report.inbound("audio"), ov = report.outbound("video")
+            say("\(peer): received \(v?.framesWritten ?? 0) video frames (\(v?.framesDecoded ?? 0) decoded, "
+                + "\(v?.frameWidth ?? 0)x\(v?.frameHeight ?? 0), packetsLost \(v?.packetsLost ?? 0), nackCount \(v?.nackCount ?? 0)), "
+                + "\(a?.framesWritten ?? 0) audio packets; sent \(ov?.framesSent ?? 0) frames; "
+                + "first frame \(report.timings.firstRemoteFrameMs.map { String(format: "%.0f ms", $0) } ?? "-") → \(videoPath), \(audioPath)")
+            if json, let object = try? JSONSerialization.jsonObject(with: Data(report.json.utf8)) {
+                out.emit(["event": "stats", "peer": peer, "video": videoPath, "audio": audioPath, "report": object])
+            }
+        }
+    }
+    // SIGINT/SIGTERM hang up: close files properly, then exit 130.
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    var handlers: [DispatchSourceSignal] = []
+    for sig in [SIGINT, SIGTERM] {
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler { call.hangUp(interrupted: true) }
+        source.resume()
+        handlers.append(source)
+    }
+    let result = await call.run()
+    if let statsPath {
+        var peers: [String: Any] = [:]
+        for p in result.peers {
+            peers[p.peer] = ["video": p.videoPath, "audio": p.audioPath, "videoFramesWritten": p.videoFramesWritten,
+                             "audioPacketsWritten": p.audioPacketsWritten,
+                             "report": (try? JSONSerialization.jsonObject(with: Data(p.stats.json.utf8))) ?? NSNull()]
+        }
+        let object: [String: Any] = ["state": result.state.rawValue, "exitCode": Int(result.exitCode),
+                                     "reason": result.reason ?? NSNull(), "peers": peers]
+        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+            do { try data.write(to: URL(fileURLWithPath: statsPath)) } catch { say("cannot write --stats \(statsPath): \(error)") }
+        }
+    }
+    if json { out.emit(["event": "exit", "code": Int(result.exitCode), "state": result.state.rawValue, "reason": result.reason ?? NSNull()]) }
+    _ = handlers
+    exit(result.exitCode)
+}

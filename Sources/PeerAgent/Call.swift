@@ -63,6 +63,10 @@ public enum CallEvent: Sendable {
     case peerLeft(String)
     /// The router connection dropped or came back (the call goes on).
     case router(String)
+    /// A step of call set-up, for timing: `joined` (router WELCOME), `offerPublished`,
+    /// `offerReceived`, `answerPublished`, `answerReceived`, `iceConnected`,
+    /// `dtlsConnected`, `firstRemoteFrame` (video), `firstRemoteAudio`.
+    case milestone(String, peer: String?)
     /// Final statistics of the connection with `peer`.
     case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
 }
@@ -137,6 +141,10 @@ public final class Call: @unchecked Sendable {
         let audioPath: String
         var failed: (code: Int32, reason: String)?
         var closedByPeer = false
+        /// The answer was a decline (busy): no call ever existed with this peer.
+        var declined = false
+        /// True when a call was set up with this peer (answered for real, or connected).
+        var inCall: Bool { established || (answered && !declined) }
         init(peer: String, pc: PeerConnection, offerer: Bool, videoPath: String, audioPath: String) {
             self.peer = peer; self.pc = pc; self.offerer = offerer; self.videoPath = videoPath; self.audioPath = audioPath
         }
@@ -179,6 +187,7 @@ public final class Call: @unchecked Sendable {
             return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): \(error)")
         }
         session = joined
+        onEvent(.milestone("joined", peer: nil))
         let statusTask = Task { [feed] in
             for await status in joined.status { feed.yield(.routerStatus(status)) }
         }
@@ -307,7 +316,7 @@ public final class Call: @unchecked Sendable {
             do { remoteCandidate(try Signaling.candidate(from: arg), peer: peer, topic: topic) } catch { return drop(topic, error.reason) }
         case legacyTopic("close"):
             // Our own close comes back too unless excluded; we publish it only when ending.
-            guard !finishing, let link = links.values.first, link.established || link.answered || link.answer != nil else { return nil }
+            guard !finishing, let link = links.values.first, link.inCall else { return nil }
             link.closedByPeer = true
             return await end(code: nil, state: .finished, reason: "the peer hung up (close)")
         default: break
@@ -379,6 +388,7 @@ public final class Call: @unchecked Sendable {
         link.offerIdentity = Self.identity(sent.sdp)
         link.lastOfferPublish = Date()
         await publishOffer(sent, link: link)
+        onEvent(.milestone("offerPublished", peer: peer))
         if !isRoom { report(.ringing, nil, nil) }
     }
 
@@ -463,6 +473,7 @@ public final class Call: @unchecked Sendable {
             return
         }
         link.offerIdentity = identity
+        onEvent(.milestone("offerReceived", peer: peer))
         do {
             try link.pc.setRemoteDescription(offer)
             let answer = try link.pc.createAnswer()
@@ -471,6 +482,7 @@ public final class Call: @unchecked Sendable {
             link.answer = sent
             link.answered = true
             await publishAnswer(sent, to: peer)
+            onEvent(.milestone("answerPublished", peer: peer))
             if link.pc.connectionState == .failed {
                 link.failed = (ExitCode.ice, link.pc.failureReason ?? "negotiation failed")
                 report(.failed, isRoom ? peer : nil, link.pc.failureReason)
@@ -508,6 +520,7 @@ public final class Call: @unchecked Sendable {
             // A decline: ours only when it repeats our offer's o= line.
             guard Self.identity(answer.sdp) == link.offerIdentity else { return nil }
             link.answered = true
+            link.declined = true
             if isRoom {
                 closeLink(link, publish: false)
                 report(.busy, peer, "\(peer) declined the call")
@@ -516,6 +529,7 @@ public final class Call: @unchecked Sendable {
             return await end(code: ExitCode.busy, state: .busy, reason: "the answerer is busy in another call")
         }
         do {
+            onEvent(.milestone("answerReceived", peer: peer))
             try link.pc.setRemoteDescription(answer)
             link.answered = true
             link.answer = answer
@@ -550,6 +564,12 @@ public final class Call: @unchecked Sendable {
             }
         case let .track(info):
             onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
+        case let .iceConnectionState(s) where s == .connected:
+            onEvent(.milestone("iceConnected", peer: peer))
+        case let .dtlsState(s) where s == .connected:
+            onEvent(.milestone("dtlsConnected", peer: peer))
+        case let .firstRemoteFrame(kind, _):
+            onEvent(.milestone(kind == "video" ? "firstRemoteFrame" : "firstRemoteAudio", peer: peer))
         case let .connectionState(s, reason):
             switch s {
             case .connected:
@@ -594,9 +614,9 @@ public final class Call: @unchecked Sendable {
         let result = PeerResult(peer: link.peer, videoPath: link.videoPath, audioPath: link.audioPath, stats: s,
                                 videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
                                 audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0)
-        if link.established || link.answered { ended.append(result) }
+        if link.inCall { ended.append(result) }
         links[link.peer] = nil
-        if link.established || link.answered {
+        if link.inCall {
             onEvent(.stats(peer: link.peer, report: s, videoPath: link.videoPath, audioPath: link.audioPath))
         }
     }
@@ -608,7 +628,7 @@ public final class Call: @unchecked Sendable {
         if let session {
             if isRoom {
                 _ = try? await session.publish(roomTopic("close"), args: [.string(options.user)])
-            } else if links.values.contains(where: { $0.answered || $0.established }) {
+            } else if links.values.contains(where: { $0.inCall }) {
                 _ = try? await session.publish(legacyTopic("close"))
             }
         }

@@ -91,6 +91,8 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case track(RemoteTrackInfo)
     /// `signalingstatechange`.
     case signalingState(SignalingState)
+    /// The first complete remote frame (video) or packet (audio) of a track arrived.
+    case firstRemoteFrame(kind: String, mid: String)
 }
 
 /// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
@@ -286,6 +288,8 @@ public final class PeerConnection: @unchecked Sendable {
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
                                video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
         let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc)
+        let box = WeakBox(self)
+        receiver.onFirstFrame = { mid in box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)]) }
         let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver)
         lock.withLock { transceivers.append(t) }
         return t

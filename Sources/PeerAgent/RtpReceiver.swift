@@ -76,6 +76,9 @@ final class RtpReceiver: @unchecked Sendable {
     private var timestamps = TimestampUnwrapper()
     private var firstTimestamp: Int64?
     private var ended = false
+    /// Called once, on the loop thread, when the first frame (video) or packet (audio)
+    /// arrives, with the mid. Set before media flows.
+    var onFirstFrame: (@Sendable (String) -> Void)?
 
     // Sink side (sinkQueue).
     private var ivf: IVFWriter?
@@ -268,7 +271,10 @@ final class RtpReceiver: @unchecked Sendable {
                 stats.framesDropped = (stats.framesDropped ?? 0) + 1
                 return pli(now: now)
             }
-            if firstFrameAtMs == nil { firstFrameAtMs = now }
+            if firstFrameAtMs == nil {
+                firstFrameAtMs = now
+                onFirstFrame?(mid ?? "")
+            }
             let ts = timestamps.unwrap(frame.timestamp)
             let first = firstTimestamp ?? ts
             firstTimestamp = first
@@ -286,7 +292,10 @@ final class RtpReceiver: @unchecked Sendable {
     private func audioEvent(_ event: OpusDepayloader.Event, now: Int64) {
         switch event {
         case let .packet(packet):
-            if firstFrameAtMs == nil { firstFrameAtMs = now }
+            if firstFrameAtMs == nil {
+                firstFrameAtMs = now
+                onFirstFrame?(mid ?? "")
+            }
             let ts = timestamps.unwrap(packet.timestamp)
             let first = firstTimestamp ?? ts
             firstTimestamp = first

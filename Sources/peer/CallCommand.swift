@@ -115,15 +115,33 @@ private func formatRange(_ r: ClosedRange<Double>) -> String {
 }
 
 /// One JSON event per line on stdout (`--json`), flushed at once.
+/// Every event carries `t`: milliseconds since the process started (monotonic clock).
 final class JSONEvents: @unchecked Sendable {
     private let lock = NSLock()
-    func emit(_ object: [String: Any]) {
+    func emit(_ fields: [String: Any]) {
+        var object = fields
+        object["t"] = (ProcessInfo.processInfo.systemUptime - processStart) * 1000
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         lock.withLock {
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         }
     }
 }
+
+/// When this process started (`systemUptime` seconds): the zero of the events' `t`.
+/// Taken from /proc/self/stat's start time when readable, else at first use.
+let processStart: TimeInterval = {
+    if let stat = try? String(contentsOfFile: "/proc/self/stat", encoding: .utf8),
+       let close = stat.lastIndex(of: ")") {
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        // Field 22 (starttime, clock ticks since boot) is the 20th after the ")".
+        if fields.count > 19, let ticks = Double(fields[19]) {
+            let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+            if hz > 0 { return ticks / hz }
+        }
+    }
+    return ProcessInfo.processInfo.systemUptime
+}()
 
 /// Human progress on stderr.
 func say(_ line: String) {
@@ -132,6 +150,7 @@ func say(_ line: String) {
 
 /// `peer offer|answer|room`: runs a call and exits with its code.
 func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
+    _ = processStart
     let (options, json, statsPath) = parseCallOptions(role: role, arguments)
     let out = JSONEvents()
     let call = Call(options: options) { event in
@@ -161,6 +180,8 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
         case let .router(text):
             say("router \(text)")
             if json { out.emit(["event": "router", "status": text]) }
+        case let .milestone(name, peer):
+            if json { out.emit(["event": "milestone", "name": name, "peer": peer ?? NSNull()]) }
         case let .stats(peer, report, videoPath, audioPath):
             let v = report.inbound("video"), a = report.inbound("audio"), ov = report.outbound("video")
             say("\(peer): received \(v?.framesWritten ?? 0) video frames (\(v?.framesDecoded ?? 0) decoded, "

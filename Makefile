@@ -19,7 +19,10 @@ test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- $(SWIFT) test
 
-demo: build
+# A real call: router + STUN server started, peer answer and peer offer for 10 s of
+# media both ways, both statistics summaries and the four recorded files printed.
+demo: bootstrap
+	$(SWIFT) build -c release --product peer
 	scripts/services run -- scripts/demo
 
 # Benchmarks print figures; they are not tests. Release build, real router.

@@ -1,30 +1,82 @@
 import Foundation
 import PeerAgent
 
-/// `peer` command line. This slice knows `--version`, `--help` and `sdp`;
-/// the call subcommands arrive with their issues.
+/// `peer` command line: calls over a WAMP router (offer, answer, room), the
+/// in-process self-test (loopback), and the SDP inspector (sdp).
 let usage = """
     peer — headless WebRTC peer agent (WAMP signaling, ICE, DTLS-SRTP, VP8, Opus)
 
     usage:
-      peer sdp FILE|- [--answer]   parse a session description (FILE, or - for stdin)
-                                   and print it as JSON; with --answer print the SDP
-                                   answer peer would give to it
-                                   example: peer sdp offer.sdp --answer
+      peer offer  [options]   publish an offer (legacy profile), record what the answerer sends
+      peer answer [options]   wait for an offer (legacy profile), answer it, record what comes
+      peer room   [options]   join a room (room profile): call every member, answer newcomers,
+                              record each member to its own files
       peer loopback [--duration S] [--video pattern:WxH@FPS] [--bitrate KBPS]
                     [--out-dir DIR] [--vanilla] [--json]
-                                   self-test: two peer connections in this process call
-                                   each other over 127.0.0.1 (no router, no STUN server),
-                                   send the test pattern and a tone both ways, record
-                                   loopback-a/b.ivf and .ogg, print the statistics;
-                                   exit 0 when each side got ≥ 95 % of the frames, 7 if
-                                   not, 5 when it did not connect
-                                   example: peer loopback --duration 5
-      peer --version               the version of peer and of each C library
-      peer --help                  this text
+                              self-test without router or STUN: two peer connections in this
+                              process call each other over 127.0.0.1 and record
+                              loopback-a/b.ivf and .ogg; exit 0 when each side got ≥ 95 % of
+                              the frames, 7 if not, 5 when it did not connect
+      peer sdp FILE|- [--answer]
+                              parse a session description and print it as JSON; with --answer
+                              print the SDP answer peer would give to it
+      peer --version          the version of peer and of each C library
+      peer --help             this text
 
-    exit codes: 0 done; 2 bad arguments or bad input (the error names the file and the
-                SDP line, or the m-section that cannot be answered)
+    call options (offer, answer, room):
+      --router URL            ws:// or wss:// WAMP router (default $PEER_ROUTER)
+      --realm NAME            realm (default $PEER_REALM, else realm1)
+      --auth cra:USER:SECRET | ticket:USER:TICKET
+                              WAMP-CRA (plain or salted) or ticket authentication
+      --ca-file PATH          trust this CA for wss://
+      --profile legacy|room   signaling profile (offer/answer: legacy; room: room)
+      --prefix PREFIX         topic prefix (default com.nakadoribook.webrtc)
+      --room NAME             room name (room profile; default "default")
+      --user ID               our user id in the room (default: random)
+      --stun URL              STUN server, repeatable (default $PEER_STUN)
+      --turn URL --turn-user USER --turn-password PASSWORD
+                              TURN server(s), repeatable; the credentials apply to every
+                              --turn URL (turn:host:port?transport=udp|tcp, turns:…)
+      --ice-policy all|relay  all candidates, or relay (TURN) only
+      --trickle | --vanilla   trickle ICE (default) or vanilla (descriptions after gathering,
+                              candidates inside)
+      --payload object|string legacy: publish descriptions as a JSON object (default) or string
+      --video pattern[:WxH@FPS] | y4m:PATH | ivf:PATH | none
+                              what to send (default pattern:640x480@30; files loop)
+      --audio tone[:HZ] | wav:PATH | none
+                              what to send (default tone:440)
+      --video-out PATH        record remote video here (default remote-<peer>.ivf; in a room
+                              -<peer> is added before the extension)
+      --audio-out PATH        record remote audio here (default remote-<peer>.ogg)
+      --bitrate KBPS          video bitrate (default 1000)
+      --duration S            media time once established (default 10)
+      --timeout S             wait at most this long for the router, then for the offer or
+                              answer (default 30)
+      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 0)
+      --local-address IP      gather only on this address (repeatable; e.g. 127.0.0.1)
+      --no-decode             record without decoding (less CPU; no framesDecoded)
+      --json                  one JSON event per line on stdout: state, milestone, candidate,
+                              track, frames (every second), busy, signalingError, router,
+                              stats (W3C webrtc-stats), exit; each with t = ms since start
+      --stats PATH            write the final statistics of every peer to PATH (JSON)
+    Progress for people goes to stderr. SIGINT/SIGTERM hang up and close the files.
+
+    examples:
+      peer answer --router ws://127.0.0.1:8080/ws --stun stun:127.0.0.1:3478 --duration 10
+      peer offer  --router ws://127.0.0.1:8080/ws --stun stun:127.0.0.1:3478 --duration 10 \\
+                  --video pattern:320x240@30 --video-out from-answerer.ivf --json
+      peer room   --router wss://example.org/ws --ca-file ca.pem --room lobby --user alice \\
+                  --auth cra:alice:SECRET --turn turn:turn.example.org:3478 \\
+                  --turn-user u --turn-password p --ice-policy relay
+      peer loopback --duration 5
+      peer sdp offer.sdp --answer
+
+    exit codes:
+      0 call done and --min-frames met    5 ICE failed (or no usable codec)
+      2 bad arguments or input            6 DTLS failed
+      3 router unreachable or auth refused 7 fewer frames than --min-frames
+      4 no offer/answer within --timeout  8 busy: the answerer is in another call
+      130 interrupted (SIGINT/SIGTERM), after hanging up and closing the files
     """
 
 func fail(_ message: String) -> Never {

@@ -128,24 +128,33 @@ public final class VP8Encoder: @unchecked Sendable {
     private let lock = Mutex(())
     private var config: VP8EncoderConfiguration
     private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+    /// True between a successful `vpx_codec_enc_init` and `vpx_codec_destroy`: `deinit`
+    /// destroys the context only then, and frees `ctx` exactly once (also after a failed init,
+    /// when Swift runs `deinit` because every stored property was already set).
+    private var isOpen = false
     private var cfg = vpx_codec_enc_cfg_t()
     private var keyframeRequested = false
+    /// Tests only: a libvpx step to make fail (see ``VP8CodecFault``).
+    private let fault: VP8CodecFault?
 
     /// Opens a libvpx VP8 encoder with `configuration`.
     ///
     /// Throws ``VP8CodecError/badConfiguration(field:value:allowed:)`` for a value out of
     /// range and ``VP8CodecError/libvpx(function:code:message:detail:)`` when libvpx refuses.
-    public init(configuration: VP8EncoderConfiguration) throws(VP8CodecError) {
+    public convenience init(configuration: VP8EncoderConfiguration) throws(VP8CodecError) {
+        try self.init(configuration: configuration, fault: nil)
+    }
+
+    /// Opens an encoder, making the libvpx step `fault` fail when given (tests of the
+    /// failure paths: libvpx itself never refuses a validated configuration).
+    init(configuration: VP8EncoderConfiguration, fault: VP8CodecFault?) throws(VP8CodecError) {
         try configuration.validate()
         config = configuration
+        self.fault = fault
         ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
         ctx.initialize(to: vpx_codec_ctx_t())
-        do {
-            try open()
-        } catch {
-            ctx.deallocate()
-            throw error
-        }
+        // On failure `deinit` runs (all stored properties are set) and frees `ctx`; nothing to do here.
+        try open()
     }
 
     private func open() throws(VP8CodecError) {
@@ -175,8 +184,9 @@ public final class VP8Encoder: @unchecked Sendable {
         cfg.kf_mode = VPX_KF_AUTO
         cfg.kf_min_dist = 0
         cfg.kf_max_dist = UInt32(config.keyframeInterval)
-        res = peer_vpx_codec_enc_init(ctx, iface, &cfg, 0)
-        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_init", res, ctx) }
+        res = fault == .initialize ? VPX_CODEC_MEM_ERROR : peer_vpx_codec_enc_init(ctx, iface, &cfg, 0)
+        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_init", res, fault == nil ? ctx : nil) }
+        isOpen = true
         // Controls as WebRTC's real-time VP8 encoder sets them.
         let maxIntraPct = UInt32(max(300, 600 / 2 * config.frameRate / 10))
         let controls: [(String, () -> vpx_codec_err_t)] = [
@@ -187,17 +197,19 @@ public final class VP8Encoder: @unchecked Sendable {
             ("VP8E_SET_MAX_INTRA_BITRATE_PCT", { peer_vp8e_set_max_intra_bitrate_pct(self.ctx, maxIntraPct) }),
         ]
         for (name, call) in controls {
-            let r = call()
+            let r = fault == .control(name) ? VPX_CODEC_INVALID_PARAM : call()
             guard r == VPX_CODEC_OK else {
                 let error = VP8CodecError.from(name, r, ctx)
                 vpx_codec_destroy(ctx)
+                isOpen = false
                 throw error
             }
         }
     }
 
     deinit {
-        vpx_codec_destroy(ctx)
+        if isOpen { vpx_codec_destroy(ctx) }
+        ctx.deinitialize(count: 1)
         ctx.deallocate()
     }
 
@@ -303,6 +315,15 @@ public final class VP8Encoder: @unchecked Sendable {
         }
         return out
     }
+}
+
+/// Tests only: a libvpx step the encoder or decoder makes fail, to exercise the error paths
+/// of their initialisers (libvpx does not refuse a validated configuration by itself).
+enum VP8CodecFault: Equatable {
+    /// `vpx_codec_enc_init` / `vpx_codec_dec_init` fails (the context is never opened).
+    case initialize
+    /// The named control (e.g. "VP8E_SET_CPUUSED") fails after the context was opened.
+    case control(String)
 }
 
 /// Reading the VP8 frame tag and key-frame header (RFC 6386 §9.1).

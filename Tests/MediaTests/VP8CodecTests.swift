@@ -275,6 +275,36 @@ private extension Duration {
     }
 }
 
+/// Initialiser failures (issue 7, A4): libvpx refusing `vpx_codec_*_init` or a control after
+/// the context was opened is a typed error, and the half-built codec frees its context once.
+/// Before the fix the failing init freed the context and `deinit` (which Swift runs once every
+/// stored property is set) destroyed and freed it again: glibc aborted the test process.
+@Suite struct VP8CodecInitFailureTests {
+    @Test func failedInitialisersFreeTheContextOnce() throws {
+        let config = VP8EncoderConfiguration(width: 64, height: 48)
+        for fault in [VP8CodecFault.initialize, .control("VP8E_SET_CPUUSED"), .control("VP8E_SET_MAX_INTRA_BITRATE_PCT")] {
+            do {
+                _ = try VP8Encoder(configuration: config, fault: fault)
+                Issue.record("\(fault): no error")
+            } catch {
+                guard case let .libvpx(function, code, _, _) = error else { Issue.record("\(error)"); continue }
+                switch fault {
+                case .initialize: #expect(function == "vpx_codec_enc_init" && code == 2)
+                case let .control(name): #expect(function == name && code == 8)
+                }
+            }
+        }
+        #expect(throws: VP8CodecError.libvpx(function: "vpx_codec_dec_init", code: 2, message: "Memory allocation error", detail: "")) {
+            try VP8Decoder(fault: .initialize)
+        }
+        // The allocator is still sound: a real encoder and decoder work afterwards.
+        let encoder = try VP8Encoder(configuration: config)
+        let frame = try TestPattern(width: 64, height: 48).frame(number: 0, captureTimeMs: 0)
+        let out = try encoder.encode(frame)
+        #expect(try VP8Decoder().decode(out[0].data).count == 1)
+    }
+}
+
 /// `x` with three decimals.
 private func format3(_ x: Double) -> String {
     let scaled = Int((x * 1000).rounded())

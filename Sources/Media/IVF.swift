@@ -1,4 +1,5 @@
 import Foundation
+import RTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -212,21 +213,32 @@ public struct IVFHeader: Equatable, Sendable {
     /// ``IVFError/badTimeBase(rate:scale:)`` (a zero field).
     public init(parsing bytes: [UInt8]) throws(IVFError) {
         guard bytes.count >= IVFHeader.size else { throw .truncatedHeader(bytesFound: bytes.count) }
-        let signature = Array(bytes[0..<4])
+        var r = ByteReader(bytes)
+        let count = bytes.count
+        func take(_ n: Int, _ field: String) throws(IVFError) -> [UInt8] {
+            do { return try r.take(n, field) } catch { throw .truncatedHeader(bytesFound: count) }
+        }
+        func u16(_ field: String) throws(IVFError) -> Int {
+            do { return Int(try r.u16le(field)) } catch { throw .truncatedHeader(bytesFound: count) }
+        }
+        func u32(_ field: String) throws(IVFError) -> UInt32 {
+            do { return try r.u32le(field) } catch { throw .truncatedHeader(bytesFound: count) }
+        }
+        let signature = try take(4, "IVF signature")
         guard signature == Array("DKIF".utf8) else { throw .badSignature(found: signature) }
-        version = bytes.mediaLE16(4)
+        version = try u16("IVF version")
         guard version == 0 else { throw .unsupportedVersion(version) }
-        headerSize = bytes.mediaLE16(6)
+        headerSize = try u16("IVF header size")
         guard headerSize >= IVFHeader.size else { throw .badHeaderSize(headerSize) }
-        fourCC = String(decoding: bytes[8..<12], as: UTF8.self)
+        fourCC = String(decoding: try take(4, "IVF FourCC"), as: UTF8.self)
         guard fourCC == "VP80" else { throw .unsupportedFourCC(fourCC) }
-        width = bytes.mediaLE16(12)
-        height = bytes.mediaLE16(14)
+        width = try u16("IVF width")
+        height = try u16("IVF height")
         guard width <= 16384, height <= 16384 else { throw .badDimensions(width: width, height: height) }
-        timeBaseRate = bytes.mediaLE32(16)
-        timeBaseScale = bytes.mediaLE32(20)
+        timeBaseRate = try u32("IVF time base rate")
+        timeBaseScale = try u32("IVF time base scale")
         guard timeBaseRate > 0, timeBaseScale > 0 else { throw .badTimeBase(rate: timeBaseRate, scale: timeBaseScale) }
-        frameCount = bytes.mediaLE32(24)
+        frameCount = try u32("IVF frame count")
     }
 
     /// The 32 header bytes (the unused last 4 are zero; the FourCC is padded or cut to 4 bytes).
@@ -476,10 +488,17 @@ public final class IVFReader {
         guard bytes.count == IVFHeader.frameHeaderSize else {
             throw .truncatedFrameHeader(index: index, offset: at, bytesLeft: Int64(bytes.count))
         }
-        let size = Int64(bytes.mediaLE32(0))
+        var r = ByteReader(bytes)
+        let size: Int64, pts: UInt64
+        do throws(ByteReaderError) {
+            size = Int64(try r.u32le("IVF frame size"))
+            pts = try r.u64le("IVF frame timestamp")
+        } catch {
+            throw .truncatedFrameHeader(index: index, offset: at, bytesLeft: Int64(bytes.count))
+        }
         let after = left - Int64(IVFHeader.frameHeaderSize)
         guard size <= after else { throw .frameBeyondEnd(index: index, offset: at, size: size, bytesLeft: after) }
-        return (Int(size), Int64(bitPattern: bytes.mediaLE64(4)))
+        return (Int(size), Int64(bitPattern: pts))
     }
 
     /// Goes back to the first frame.

@@ -1,4 +1,5 @@
 import Foundation
+import RTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,14 +25,15 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
     /// The "fmt " chunk at byte `offset` is shorter than 16 bytes (`size`).
     case shortFormatChunk(offset: Int64, size: Int64)
     /// A format tag other than 1 (PCM); for WAVE_FORMAT_EXTENSIBLE (0xFFFE), the sub-format's tag
-    /// (e.g. 3 for IEEE float).
-    case unsupportedFormatTag(Int)
-    /// A sample rate other than 48000 Hz.
-    case unsupportedSampleRate(Int)
-    /// A sample size other than 16 bits.
-    case unsupportedBitDepth(Int)
-    /// A channel count other than 1 or 2.
-    case unsupportedChannelCount(Int)
+    /// (e.g. 3 for IEEE float). `offset`: byte offset of the "fmt " chunk (0 when not from a file).
+    case unsupportedFormatTag(Int, offset: Int64 = 0)
+    /// A sample rate (Hz) other than 48000; `offset`: byte offset of the "fmt " chunk (0 when not from a file).
+    case unsupportedSampleRate(Int, offset: Int64 = 0)
+    /// A sample size (bits) other than 16; `offset`: byte offset of the "fmt " chunk (0 when not from a file).
+    case unsupportedBitDepth(Int, offset: Int64 = 0)
+    /// A channel count other than 1 or 2; `offset`: byte offset of the "fmt " chunk, 0 when
+    /// not from a file (``WAVWriter/init(path:channels:sizeUpdateInterval:maxGapSamples:)``).
+    case unsupportedChannelCount(Int, offset: Int64 = 0)
     /// The chunk `id` at byte `offset` declares `size` bytes but only `bytesLeft` follow (not for "data").
     case chunkBeyondEnd(id: String, offset: Int64, size: Int64, bytesLeft: Int64)
     /// The file has no "fmt " chunk before its end or its "data" chunk.
@@ -50,10 +52,12 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
         case let .notRIFF(f): return "WAV: not a RIFF file (starts with \"\(f)\")"
         case let .notWAVE(f): return "WAV: RIFF form \"\(f)\", expected WAVE"
         case let .shortFormatChunk(o, s): return "WAV: fmt chunk at byte \(o) has \(s) bytes, need 16"
-        case let .unsupportedFormatTag(t): return "WAV: format tag \(t) not supported, only 1 (PCM)"
-        case let .unsupportedSampleRate(r): return "WAV: sample rate \(r) Hz not supported, only 48000"
-        case let .unsupportedBitDepth(b): return "WAV: \(b) bits per sample not supported, only 16"
-        case let .unsupportedChannelCount(c): return "WAV: \(c) channels not supported, only 1 or 2"
+        case let .unsupportedFormatTag(t, o): return "WAV: fmt chunk at byte \(o): format tag \(t) not supported, only 1 (PCM)"
+        case let .unsupportedSampleRate(r, o): return "WAV: fmt chunk at byte \(o): sample rate \(r) Hz not supported, only 48000"
+        case let .unsupportedBitDepth(b, o): return "WAV: fmt chunk at byte \(o): \(b) bits per sample not supported, only 16"
+        case let .unsupportedChannelCount(c, o):
+            return o > 0 ? "WAV: fmt chunk at byte \(o): \(c) channels not supported, only 1 or 2"
+                         : "WAV: \(c) channels not supported, only 1 or 2"
         case let .chunkBeyondEnd(id, o, s, left): return "WAV: chunk \"\(id)\" at byte \(o) declares \(s) bytes, \(left) left"
         case .missingFormatChunk: return "WAV: no fmt chunk before the data"
         case .missingDataChunk: return "WAV: no data chunk"
@@ -179,6 +183,38 @@ public final class WAVWriter: @unchecked Sendable {
 
 // MARK: - Reader
 
+/// The fields of a "fmt " chunk body the reader checks (RIFF WAVE, little-endian).
+struct WAVFormat: Equatable {
+    /// Format tag (1 = PCM); for WAVE_FORMAT_EXTENSIBLE (0xFFFE) with its 26+ bytes, the
+    /// sub-format GUID's first two bytes.
+    var tag: Int
+    /// Channels.
+    var channels: Int
+    /// Samples per second per channel (Hz).
+    var sampleRate: Int
+    /// Bits per sample.
+    var bitsPerSample: Int
+
+    /// Parses the chunk body `f` (without its 8-byte chunk header) of the chunk at byte `offset`.
+    /// Throws ``WAVError/shortFormatChunk(offset:size:)`` when `f` has fewer than 16 bytes.
+    init(parsing f: [UInt8], offset: Int64) throws(WAVError) {
+        var r = ByteReader(f)
+        do throws(ByteReaderError) {
+            tag = Int(try r.u16le("format tag"))
+            channels = Int(try r.u16le("channels"))
+            sampleRate = Int(try r.u32le("sample rate"))
+            try r.skip(6, "byte rate and block align")
+            bitsPerSample = Int(try r.u16le("bits per sample"))
+            if tag == 0xFFFE && f.count >= 26 {
+                try r.skip(8, "cbSize, valid bits, channel mask")
+                tag = Int(try r.u16le("sub-format tag"))
+            }
+        } catch {
+            throw .shortFormatChunk(offset: offset, size: Int64(f.count))
+        }
+    }
+}
+
 /// Reads a 16-bit PCM 48 kHz WAV file (1 or 2 channels) in blocks of a requested size.
 ///
 /// Unknown chunks are skipped. A data chunk running past the end of the file (a killed
@@ -228,8 +264,12 @@ public final class WAVReader {
             let chunk: [UInt8]
             do throws(MediaIOError) { chunk = try file.read(at: offset, count: 8) } catch { throw .io(error) }
             guard chunk.count == 8 else { throw format == nil ? .missingFormatChunk : .missingDataChunk }
-            let id = String(decoding: chunk[0..<4], as: UTF8.self)
-            let declared = Int64(chunk.mediaLE32(4))
+            var header = ByteReader(chunk)
+            let id: String, declared: Int64
+            do throws(ByteReaderError) {
+                id = String(decoding: try header.take(4, "chunk id"), as: UTF8.self)
+                declared = Int64(try header.u32le("chunk size"))
+            } catch { throw format == nil ? .missingFormatChunk : .missingDataChunk }
             let left = size - offset - 8
             if id == "data" {
                 guard let format else { throw .missingFormatChunk }
@@ -246,14 +286,12 @@ public final class WAVReader {
                 guard declared >= 16 else { throw .shortFormatChunk(offset: offset, size: declared) }
                 let f: [UInt8]
                 do throws(MediaIOError) { f = try file.read(at: offset + 8, count: Int(min(declared, 40))) } catch { throw .io(error) }
-                var tag = f.mediaLE16(0)
-                // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID's first two bytes are the real tag.
-                if tag == 0xFFFE && f.count >= 26 { tag = f.mediaLE16(24) }
-                guard tag == 1 else { throw .unsupportedFormatTag(tag) }
-                let ch = f.mediaLE16(2), rate = Int(f.mediaLE32(4)), bits = f.mediaLE16(14)
-                guard bits == 16 else { throw .unsupportedBitDepth(bits) }
-                guard rate == AudioFrame.sampleRate else { throw .unsupportedSampleRate(rate) }
-                guard ch == 1 || ch == 2 else { throw .unsupportedChannelCount(ch) }
+                let fmt = try WAVFormat(parsing: f, offset: offset)
+                guard fmt.tag == 1 else { throw .unsupportedFormatTag(fmt.tag, offset: offset) }
+                guard fmt.bitsPerSample == 16 else { throw .unsupportedBitDepth(fmt.bitsPerSample, offset: offset) }
+                guard fmt.sampleRate == AudioFrame.sampleRate else { throw .unsupportedSampleRate(fmt.sampleRate, offset: offset) }
+                guard fmt.channels == 1 || fmt.channels == 2 else { throw .unsupportedChannelCount(fmt.channels, offset: offset) }
+                let (ch, rate) = (fmt.channels, fmt.sampleRate)
                 format = (ch, rate)
             }
             offset += 8 + declared + (declared & 1)
@@ -277,7 +315,10 @@ public final class WAVReader {
         } catch { throw .io(error) }
         let whole = bytes.count / Int(block) * Int(block)
         var samples = [Int16](repeating: 0, count: whole / 2)
-        for i in 0..<samples.count { samples[i] = Int16(bitPattern: UInt16(bytes.mediaLE16(2 * i))) }
+        var r = ByteReader(bytes)
+        do throws(ByteReaderError) {
+            for i in 0..<samples.count { samples[i] = Int16(bitPattern: try r.u16le("sample")) }
+        } catch { return nil }  // unreachable: `whole` ≤ bytes.count
         guard !samples.isEmpty, let frame = try? AudioFrame(channels: channels, samples: samples, timestamp: timestamp) else {
             return nil
         }

@@ -121,13 +121,13 @@ import TestSupport
             return p
         }
         let hz44 = try await ffmpeg("44k.wav", ["-ar", "44100", "-c:a", "pcm_s16le"])
-        #expect(throws: WAVError.unsupportedSampleRate(44_100)) { try WAVReader(path: hz44) }
+        #expect(throws: WAVError.unsupportedSampleRate(44_100, offset: 12)) { try WAVReader(path: hz44) }
         let u8 = try await ffmpeg("u8.wav", ["-ar", "48000", "-c:a", "pcm_u8"])
-        #expect(throws: WAVError.unsupportedBitDepth(8)) { try WAVReader(path: u8) }
+        #expect(throws: WAVError.unsupportedBitDepth(8, offset: 12)) { try WAVReader(path: u8) }
         let float = try await ffmpeg("f32.wav", ["-ar", "48000", "-c:a", "pcm_f32le"])
-        #expect(throws: WAVError.unsupportedFormatTag(3)) { try WAVReader(path: float) }
+        #expect(throws: WAVError.unsupportedFormatTag(3, offset: 12)) { try WAVReader(path: float) }
         let six = try await ffmpeg("6ch.wav", ["-ar", "48000", "-ac", "6", "-c:a", "pcm_s16le"])
-        #expect(throws: WAVError.unsupportedChannelCount(6)) { try WAVReader(path: six) }
+        #expect(throws: WAVError.unsupportedChannelCount(6, offset: 12)) { try WAVReader(path: six) }
         let ogg = try await ffmpeg("not.ogg", ["-ar", "48000", "-c:a", "libopus", "-f", "ogg"])
         #expect(throws: WAVError.notRIFF(found: "OggS")) { try WAVReader(path: ogg) }
 
@@ -143,6 +143,17 @@ import TestSupport
         #expect(throws: WAVError.missingDataChunk) { try WAVReader(path: p) }
         try Self.write(Array(h.prefix(12)) + Array("junk".utf8) + [0xff, 0, 0, 0, 1], p)
         #expect(throws: WAVError.chunkBeyondEnd(id: "junk", offset: 12, size: 255, bytesLeft: 1)) { try WAVReader(path: p) }
+        // A fmt chunk declaring 4 bytes: named with its offset.
+        try Self.write(Array(h.prefix(12)) + Array("fmt ".utf8) + [4, 0, 0, 0, 1, 0, 1, 0] + Array(h.suffix(8)), p)
+        #expect(throws: WAVError.shortFormatChunk(offset: 12, size: 4)) { try WAVReader(path: p) }
+        // Issue 7 A5: the fmt parser itself bounds-checks its body (before, 15 bytes indexed
+        // byte 14 and 15 unchecked: a trap if the file shrank between fstat and pread).
+        #expect(throws: WAVError.shortFormatChunk(offset: 36, size: 15)) {
+            try WAVFormat(parsing: Array(h[20..<35]), offset: 36)
+        }
+        let fmt = try WAVFormat(parsing: Array(h[20..<36]), offset: 12)
+        #expect(fmt.tag == 1 && fmt.channels == 1 && fmt.sampleRate == 48_000 && fmt.bitsPerSample == 16)
+        #expect(WAVError.unsupportedSampleRate(44_100, offset: 12).description == "WAV: fmt chunk at byte 12: sample rate 44100 Hz not supported, only 48000")
     }
 
     /// 300 seeded mutations (byte flips, truncations) of valid IVF, Y4M and WAV files:

@@ -286,6 +286,10 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
     case badFrame(index: Int, offset: Int64, size: Int)
     /// ``IVFWriter/write(_:)`` after ``IVFWriter/close()``.
     case closed(path: String)
+    /// Frame `index` at byte `offset` has timestamp `value` (in the file's time base) beyond
+    /// ±2^53 ticks, in the file or once converted to 90 kHz (or, from a looping ``IVFSource``,
+    /// its timestamp would pass the 64-bit range).
+    case badTimestamp(index: Int, offset: Int64, value: Int64)
 
     /// One line naming the values.
     public var description: String {
@@ -304,6 +308,7 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
             return "IVF: frame \(i) at byte \(o) declares \(s) bytes, only \(left) left in the file"
         case let .badFrame(i, o, s): return "IVF: frame \(i) at byte \(o) (\(s) bytes) is not a VP8 frame"
         case let .closed(p): return "IVF: \(p) is closed"
+        case let .badTimestamp(i, o, v): return "IVF: frame \(i) at byte \(o) has timestamp \(v), beyond ±2^53 ticks"
         }
     }
 }
@@ -433,6 +438,11 @@ public final class IVFReader {
     private var offset: Int64
     /// Frames returned by ``next()`` since opening or ``rewind()``.
     public private(set) var framesRead = 0
+    /// Byte offset of the frame header of the frame ``next()`` returned last.
+    private(set) var lastFrameOffset: Int64 = 0
+    /// Largest timestamp magnitude accepted, in the file's ticks and in 90 kHz ticks: 2^53
+    /// (exact in a Double, and far from Int64 overflow in any later sum or difference).
+    public static let maximumTimestampMagnitude: Int64 = 1 << 53
 
     /// Opens `path` and validates its header (see ``IVFHeader/init(parsing:)`` for the errors).
     public init(path: String) throws(IVFError) {
@@ -457,7 +467,8 @@ public final class IVFReader {
     /// the P bit and key frames carry their width and height. Throws
     /// ``IVFError/truncatedFrameHeader(index:offset:bytesLeft:)``,
     /// ``IVFError/frameBeyondEnd(index:offset:size:bytesLeft:)``,
-    /// ``IVFError/badFrame(index:offset:size:)``, ``IVFError/io(_:)``.
+    /// ``IVFError/badFrame(index:offset:size:)``, ``IVFError/badTimestamp(index:offset:value:)``
+    /// (beyond ±2^53 ticks in the file's time base or in 90 kHz), ``IVFError/io(_:)``.
     public func next() throws(IVFError) -> EncodedVideoFrame? {
         guard let (size, pts) = try frameHeader(at: offset) else { return nil }
         let dataOffset = offset + Int64(IVFHeader.frameHeaderSize)
@@ -468,6 +479,11 @@ public final class IVFReader {
         }
         guard let tag = ivfParseVP8(data) else { throw .badFrame(index: framesRead, offset: offset, size: size) }
         let timestamp = mediaRescale(pts, 90_000 * Int64(header.timeBaseScale), Int64(header.timeBaseRate))
+        let limit = IVFReader.maximumTimestampMagnitude
+        guard (-limit...limit).contains(pts), (-limit...limit).contains(timestamp) else {
+            throw .badTimestamp(index: framesRead, offset: offset, value: pts)
+        }
+        lastFrameOffset = offset
         offset = dataOffset + Int64(size)
         framesRead += 1
         return EncodedVideoFrame(data: data, isKeyframe: tag.isKeyframe, timestamp: timestamp,

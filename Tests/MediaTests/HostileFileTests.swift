@@ -68,6 +68,62 @@ import TestSupport
         #expect(try IVFReader.readAll(path: p).isEmpty)
     }
 
+    /// An IVF file of key frames with the given timestamps (file ticks) and time base.
+    static func ivf(_ timestamps: [Int64], rate: UInt32 = 90_000, scale: UInt32 = 1) -> [UInt8] {
+        let key: [UInt8] = [0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00]
+        var b = IVFHeader(width: 320, height: 240, timeBaseRate: rate, timeBaseScale: scale, frameCount: UInt32(timestamps.count)).bytes
+        for t in timestamps {
+            b.mediaPutLE32(UInt32(key.count))
+            b.mediaPutLE64(UInt64(bitPattern: t))
+            b += key
+        }
+        return b
+    }
+
+    /// Issue 7 A1: hostile IVF timestamps are a typed error naming frame, offset and value,
+    /// never an arithmetic overflow trap (before the fix: time base 1/1 with pts Int64.min then
+    /// Int64.max trapped in IVFSource's `frame.timestamp - lastTimestamp`, and a looping file
+    /// with huge timestamps trapped in `lastTimestamp + interval`).
+    @Test func hostileIVFTimestampsAreTypedErrors() throws {
+        let dir = TestServices.temporaryDirectory("hostile-ivf-ts")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = "\(dir)/t.ivf"
+        let limit: Int64 = 1 << 53
+
+        try Self.write(Self.ivf([.min, .max], rate: 1, scale: 1), p)
+        #expect(throws: IVFError.badTimestamp(index: 0, offset: 32, value: .min)) { try IVFReader.readAll(path: p) }
+        #expect(throws: IVFError.badTimestamp(index: 0, offset: 32, value: .min)) { try IVFSource(path: p).nextFrame() }
+        try Self.write(Self.ivf([0, .max], rate: 1, scale: 1), p)
+        let source = try IVFSource(path: p)
+        #expect(try source.nextFrame()?.timestamp == 0)
+        #expect(throws: IVFError.badTimestamp(index: 1, offset: 54, value: .max)) { try source.nextFrame() }
+
+        // ±2^53 ticks at 1/90000 are accepted; one more is not; 2^40 s at 1/1 is 2^40 × 90000 ticks at 90 kHz.
+        try Self.write(Self.ivf([-limit, limit]), p)
+        #expect(try IVFReader.readAll(path: p).map(\.timestamp) == [-limit, limit])
+        try Self.write(Self.ivf([0, limit + 1]), p)
+        #expect(throws: IVFError.badTimestamp(index: 1, offset: 54, value: limit + 1)) { try IVFReader.readAll(path: p) }
+        try Self.write(Self.ivf([1 << 40], rate: 1, scale: 1), p)
+        #expect(throws: IVFError.badTimestamp(index: 0, offset: 32, value: 1 << 40)) { try IVFReader.readAll(path: p) }
+        #expect(IVFError.badTimestamp(index: 1, offset: 54, value: 7).description == "IVF: frame 1 at byte 54 has timestamp 7, beyond ±2^53 ticks")
+
+        // A looping file spanning 2^54 ticks: each loop adds 2^55, so after about 250 loops the
+        // timestamps would pass Int64.max; the source ends with the typed error instead.
+        try Self.write(Self.ivf([-limit, limit]), p)
+        let looping = try IVFSource(path: p, loop: true)
+        var timestamps: [Int64] = []
+        var failure: Error?
+        do {
+            while timestamps.count < 2_000, let f = try looping.nextFrame() { timestamps.append(f.timestamp) }
+        } catch { failure = error }
+        #expect(timestamps.count > 400 && timestamps.count < 600)
+        #expect(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 < $1 })
+        guard case .badTimestamp(index: 0, offset: 32, value: -limit)? = failure as? IVFError else {
+            Issue.record("looping ended with \(String(describing: failure)) after \(timestamps.count) frames")
+            return
+        }
+    }
+
     @Test func unsupportedAndBrokenY4MFiles() async throws {
         let dir = TestServices.temporaryDirectory("hostile-y4m")
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -72,11 +72,15 @@ public struct Y4MHeader: Equatable, Sendable {
     /// Colour space as written after C ("420jpeg" when absent).
     public var colorspace: String
 
+    /// Largest frame-rate numerator or denominator accepted (2^31).
+    public static let maximumRateTerm = 1 << 31
+
     /// The colour spaces read: 8-bit 4:2:0 with any chroma siting.
     public static let supportedColorspaces: Set<String> = ["420", "420jpeg", "420paeth", "420mpeg2"]
 
     /// Parses the header line without "YUV4MPEG2 " and the newline. Throws
-    /// ``Y4MError/badToken(_:)``, ``Y4MError/missingToken(_:)``, ``Y4MError/badDimensions(width:height:)``,
+    /// ``Y4MError/badToken(_:)`` (also for an F token whose numerator or denominator is
+    /// beyond 2^31; 0 in either means 25:1), ``Y4MError/missingToken(_:)``, ``Y4MError/badDimensions(width:height:)``,
     /// ``Y4MError/unsupportedInterlacing(_:)``, ``Y4MError/unsupportedColorspace(_:)``.
     public init(parsing line: String) throws(Y4MError) {
         var w: Int?, h: Int?, num = 0, den = 0
@@ -91,7 +95,9 @@ public struct Y4MHeader: Equatable, Sendable {
             case "H": guard let v = Int(value) else { throw .badToken(String(token)) }; h = v
             case "F":
                 let parts = value.split(separator: ":")
-                guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), n >= 0, d >= 0 else {
+                // Bounded so that 90 000 × den (ticks per frame × num) cannot overflow.
+                guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]),
+                      (0...Y4MHeader.maximumRateTerm).contains(n), (0...Y4MHeader.maximumRateTerm).contains(d) else {
                     throw .badToken(String(token))
                 }
                 (num, den) = (n, d)

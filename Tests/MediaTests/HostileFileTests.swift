@@ -148,6 +148,17 @@ import TestSupport
         #expect(throws: Y4MError.badDimensions(width: 0, height: 16)) { try Y4MReader(path: p) }
         try header("YUV4MPEG2 Wx H16\n")
         #expect(throws: Y4MError.badToken("Wx")) { try Y4MReader(path: p) }
+        // Issue 7 A3: before the fix F1:9223372036854775807 was accepted and the first frame's
+        // timestamp trapped computing 90 000 × denominator; rate terms are now bounded to 2^31.
+        try Self.write(Array("YUV4MPEG2 W2 H2 F1:9223372036854775807\nFRAME\n".utf8) + [UInt8](repeating: 1, count: 6), p)
+        #expect(throws: Y4MError.badToken("F1:9223372036854775807")) { try Y4MReader(path: p).next() }
+        #expect(throws: Y4MError.badToken("F1:9223372036854775807")) { try Y4MSource(path: p).nextFrame() }
+        try header("YUV4MPEG2 W2 H2 F2147483649:1\n")
+        #expect(throws: Y4MError.badToken("F2147483649:1")) { try Y4MReader(path: p) }
+        try Self.write(Array("YUV4MPEG2 W2 H2 F1:2147483648\nFRAME\n".utf8) + [UInt8](repeating: 1, count: 6)
+                       + Array("FRAME\n".utf8) + [UInt8](repeating: 2, count: 6), p)
+        let slow = try Y4MReader(path: p)
+        #expect(try [slow.next()?.timestamp, slow.next()?.timestamp] == [0, 90_000 * 2_147_483_648])
         try header("YUV4MPEG W16 H16\n")
         #expect(throws: Y4MError.badSignature(found: "YUV4MPEG W")) { try Y4MReader(path: p) }
         try header("YUV4MPEG2 W16 H16" + String(repeating: " XPAD", count: 1000))

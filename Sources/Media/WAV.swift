@@ -76,8 +76,9 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
 ///   ``close()`` and `deinit` (sizes clamp at 4 GiB − 1).
 /// - Each frame's samples go to the file in one `write(2)`.
 /// - When a frame's timestamp (48 kHz) is after the end of the previous one, the gap
-///   (up to `maxGapSamples`) is written as silence so the file keeps the true duration;
-///   a frame at or before that end is appended as is.
+///   (up to `maxGapSamples`) is written as silence so the file keeps the true duration,
+///   in writes of at most one second from one reused buffer; a frame at or before that
+///   end is appended as is.
 ///
 /// Thread-safe (a lock serializes calls).
 public final class WAVWriter: @unchecked Sendable {
@@ -94,6 +95,11 @@ public final class WAVWriter: @unchecked Sendable {
     private var dataBytes: Int64 = 0
     private var lastSizeWrite: Double
     private var nextTimestamp: Int64?
+    /// Zeros for gap silence, at most one second, reused.
+    private var silence: [UInt8] = []
+    /// Largest single append so far in bytes (tests: gap silence is written in pieces).
+    var largestAppend: Int { lock.mediaLocked { _largestAppend } }
+    private var _largestAppend = 0
 
     /// Samples per channel written so far (gap silence included).
     public var samplesPerChannelWritten: Int64 { lock.mediaLocked { dataBytes / Int64(2 * channels) } }
@@ -144,17 +150,38 @@ public final class WAVWriter: @unchecked Sendable {
             if let expected = nextTimestamp, frame.timestamp > expected, frame.timestamp - expected <= maxGapSamples {
                 gap = frame.timestamp - expected
             }
-            var bytes = [UInt8](repeating: 0, count: Int(gap) * channels * 2)
-            bytes.reserveCapacity(bytes.count + frame.samples.count * 2)
+            if gap > 0 { try writeSilence(samplesPerChannel: gap) }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(frame.samples.count * 2)
             for s in frame.samples { bytes.mediaPutLE16(Int(UInt16(bitPattern: s))) }
-            do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
-            dataBytes += Int64(bytes.count)
+            try append(bytes)
             nextTimestamp = max(nextTimestamp ?? .min, frame.timestamp + Int64(frame.samplesPerChannel))
             let now = mediaMonotonicSeconds()
             if now - lastSizeWrite >= sizeUpdateInterval {
                 try writeSizes()
                 lastSizeWrite = now
             }
+        }
+    }
+
+    /// Appends `bytes` and counts them (lock held).
+    private func append(_ bytes: [UInt8]) throws(WAVError) {
+        do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
+        dataBytes += Int64(bytes.count)
+        _largestAppend = max(_largestAppend, bytes.count)
+    }
+
+    /// Writes `samplesPerChannel` of silence in writes of at most one second, from one
+    /// reused zero buffer (a 10-minute gap of stereo is 115 MB: never allocated at once).
+    private func writeSilence(samplesPerChannel: Int64) throws(WAVError) {
+        let bytesPerSample = Int64(2 * channels)
+        var left = samplesPerChannel * bytesPerSample
+        let chunk = Int(min(left, Int64(AudioFrame.sampleRate) * bytesPerSample))
+        if silence.count < chunk { silence = [UInt8](repeating: 0, count: chunk) }
+        while left > 0 {
+            let n = Int(min(left, Int64(silence.count)))
+            try append(n == silence.count ? silence : Array(silence.prefix(n)))
+            left -= Int64(n)
         }
     }
 

@@ -192,3 +192,43 @@ private final class FinishCounter: @unchecked Sendable {
 private final class PacerBox: @unchecked Sendable {
     var pacer: MediaPacer<Int64>?
 }
+
+/// Issue 7 A7: the audio convenience init never pulls empty or negative blocks.
+@Suite struct AudioPacerDurationTests {
+    /// Before the fix 0 ms pulled 0-sample blocks (a ToneSource returns an empty block with the
+    /// same timestamp: delivered at once, forever) and −20 ms trapped allocating a negative
+    /// count. Now both are paced as 20 ms blocks; the checked init refuses them by value.
+    @Test func invalidDurationsBecomeTwentyMsOrAreRefused() async throws {
+        for ms in [0, -20, 15] {
+            let source = try ToneSource()
+            let sizes = SampleCounts()
+            let finish = Finish()
+            let pacer = MediaPacer(audio: source, frameDurationMs: ms, queue: DispatchQueue(label: "test.audio"),
+                                   deliver: { f in
+                                       sizes.counts.append(f.samplesPerChannel)
+                                       if sizes.counts.count == 3 { finish.continuation?.resume(returning: nil) }
+                                   },
+                                   finished: { _ in })
+            _ = await withCheckedContinuation { c in
+                finish.continuation = c
+                pacer.start()
+            }
+            pacer.stop()
+            #expect(sizes.counts.prefix(3) == [960, 960, 960], "\(ms) ms")
+        }
+        for ms in [0, -20, 15, 120] {
+            #expect(throws: OpusCodecError.badFrameDuration(ms: ms)) {
+                try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: ms, queue: DispatchQueue(label: "x"),
+                               deliver: { _ in }, finished: { _ in })
+            }
+        }
+        let ok = try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: 40, queue: DispatchQueue(label: "x"),
+                                deliver: { _ in }, finished: { _ in })
+        #expect(ok.clockRate == 48_000)
+    }
+}
+
+/// Block sizes seen by a deliver callback (on the media queue).
+private final class SampleCounts: @unchecked Sendable {
+    var counts: [Int] = []
+}

@@ -323,8 +323,10 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
 ///   could not use them) but counted in ``framesSkippedBeforeKeyframe``.
 /// - Each frame's 12-byte header and data go to the file in one `write(2)`.
 /// - The header's frame count is rewritten when a write finds the last rewrite at least
-///   `headerRewriteInterval` seconds old, and on ``close()`` and `deinit`, so a killed
-///   process leaves a file vpxdec reads to its last whole frame.
+///   `headerRewriteInterval` seconds old, by a timer every `headerRewriteInterval` seconds
+///   when frames were written since (so an idle writer's header is never stale for long),
+///   and on ``close()`` and `deinit`, so a killed process leaves a file vpxdec reads to its
+///   last whole frame.
 ///
 /// Thread-safe (a lock serializes calls).
 public final class IVFWriter: @unchecked Sendable {
@@ -340,6 +342,10 @@ public final class IVFWriter: @unchecked Sendable {
     private var _skipped = 0
     private var _bytes: Int64 = Int64(IVFHeader.size)
     private var started = false
+    /// Frames were written since the header's frame count was last rewritten.
+    private var dirty = false
+    /// Rewrites a dirty header every `headerRewriteInterval` s; cancelled on close.
+    private var timer: DispatchSourceTimer?
 
     /// Frames written to the file so far.
     public var framesWritten: Int { lock.withLock { _framesWritten } }
@@ -360,9 +366,24 @@ public final class IVFWriter: @unchecked Sendable {
             try file.append(header.bytes)
         } catch { throw .io(error) }
         lastHeaderWrite = mediaMonotonicSeconds()
+        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "peer.media.ivfwriter.header"))
+        let period = DispatchTimeInterval.milliseconds(Int(max(0.01, headerRewriteInterval) * 1000))
+        t.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(50))
+        t.setEventHandler { [weak self] in self?.refreshHeader() }
+        t.resume()
+        timer = t
     }
 
     deinit { try? closeLocked() }
+
+    /// The timer's work: rewrite the frame count if frames were written since the last rewrite.
+    private func refreshHeader() {
+        lock.mediaLocked {
+            guard file.isOpen, dirty else { return }
+            try? writeCount()
+            lastHeaderWrite = mediaMonotonicSeconds()
+        }
+    }
 
     /// Appends one frame (its `timestamp`, 90 kHz ticks, becomes the IVF timestamp).
     ///
@@ -391,6 +412,7 @@ public final class IVFWriter: @unchecked Sendable {
             do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
             _framesWritten += 1
             _bytes += Int64(bytes.count)
+            dirty = true
             let now = mediaMonotonicSeconds()
             if now - lastHeaderWrite >= headerRewriteInterval {
                 try writeCount()
@@ -405,6 +427,7 @@ public final class IVFWriter: @unchecked Sendable {
         var count = [UInt8]()
         count.mediaPutLE32(header.frameCount)
         do throws(MediaIOError) { try file.write(count, at: 24) } catch { throw .io(error) }
+        dirty = false
     }
 
     /// Rewrites the frame count and closes the file; later calls do nothing.
@@ -414,6 +437,8 @@ public final class IVFWriter: @unchecked Sendable {
     }
 
     private func closeLocked() throws(IVFError) {
+        timer?.cancel()
+        timer = nil
         guard file.isOpen else { return }
         defer { try? file.close() }
         try writeCount()

@@ -46,7 +46,8 @@ public struct OpusHead: Equatable, Sendable {
     }
 
     /// Parses an OpusHead packet. Throws ``OggOpusError/badOpusHead(_:)`` naming the problem
-    /// (missing magic "OpusHead", shorter than 19 bytes, version not 1.x).
+    /// (missing magic "OpusHead", shorter than 19 bytes, version not 1.x, channel count 0,
+    /// more than 2 channels with mapping family 0 — RFC 7845 §5.1).
     public init(parsing p: [UInt8]) throws(OggOpusError) {
         guard p.count >= 19 else { throw .badOpusHead("\(p.count) bytes, need 19") }
         var r = ByteReader(p)
@@ -61,6 +62,11 @@ public struct OpusHead: Equatable, Sendable {
             mappingFamily = Int(try r.u8("channel mapping family"))
         } catch { throw .badOpusHead("\(error)") }
         guard version >> 4 == 0 else { throw .badOpusHead("version \(version)") }
+        // RFC 7845 §5.1: the channel count "MUST NOT be zero"; family 0 allows 1 or 2.
+        guard channels > 0 else { throw .badOpusHead("channel count 0 at byte 9") }
+        guard mappingFamily != 0 || channels <= 2 else {
+            throw .badOpusHead("channel count \(channels) at byte 9 with mapping family 0 (at most 2)")
+        }
     }
 
     /// The header packet bytes (19 bytes; mapping family 0 has no mapping table).

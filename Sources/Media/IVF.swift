@@ -143,26 +143,9 @@ func mediaRescale(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> I
 }
 
 extension Array where Element == UInt8 {
-    func mediaLE16(_ at: Int) -> Int { Int(self[at]) | Int(self[at + 1]) << 8 }
-    func mediaLE32(_ at: Int) -> UInt32 {
-        UInt32(self[at]) | UInt32(self[at + 1]) << 8 | UInt32(self[at + 2]) << 16 | UInt32(self[at + 3]) << 24
-    }
-    func mediaLE64(_ at: Int) -> UInt64 { UInt64(mediaLE32(at)) | UInt64(mediaLE32(at + 4)) << 32 }
     mutating func mediaPutLE16(_ v: Int) { append(UInt8(truncatingIfNeeded: v)); append(UInt8(truncatingIfNeeded: v >> 8)) }
     mutating func mediaPutLE32(_ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
     mutating func mediaPutLE64(_ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
-}
-
-// MARK: - VP8 frame tag
-
-/// What the first bytes of a VP8 frame say (RFC 6386 §9.1): the frame type and, for a
-/// key frame, the picture size. nil when `data` is shorter than the 3-byte frame tag,
-/// or is a key frame (P bit 0) without the start code 9d 01 2a and the two size fields.
-func ivfParseVP8(_ data: [UInt8]) -> (isKeyframe: Bool, width: Int?, height: Int?)? {
-    guard data.count >= 3 else { return nil }
-    if data[0] & 1 == 1 { return (false, nil, nil) }
-    guard data.count >= 10, data[3] == 0x9d, data[4] == 0x01, data[5] == 0x2a else { return nil }
-    return (true, data.mediaLE16(6) & 0x3fff, data.mediaLE16(8) & 0x3fff)
 }
 
 // MARK: - Header
@@ -394,7 +377,7 @@ public final class IVFWriter: @unchecked Sendable {
     public func write(_ frame: EncodedVideoFrame) throws(IVFError) {
         try lock.mediaLocked { () throws(IVFError) in
             guard file.isOpen else { throw .closed(path: path) }
-            guard let tag = ivfParseVP8(frame.data) else {
+            guard let tag = try? VP8FrameHeader(parsing: frame.data) else {
                 throw .badFrame(index: _framesWritten, offset: _bytes, size: frame.data.count)
             }
             if !started {
@@ -502,7 +485,7 @@ public final class IVFReader {
         guard data.count == size else {
             throw .frameBeyondEnd(index: framesRead, offset: offset, size: Int64(size), bytesLeft: Int64(data.count))
         }
-        guard let tag = ivfParseVP8(data) else { throw .badFrame(index: framesRead, offset: offset, size: size) }
+        guard let tag = try? VP8FrameHeader(parsing: data) else { throw .badFrame(index: framesRead, offset: offset, size: size) }
         let timestamp = mediaRescale(pts, 90_000 * Int64(header.timeBaseScale), Int64(header.timeBaseRate))
         let limit = IVFReader.maximumTimestampMagnitude
         guard (-limit...limit).contains(pts), (-limit...limit).contains(timestamp) else {

@@ -1,4 +1,5 @@
 import CVPX
+import RTP
 import Synchronization
 
 /// Errors from the VP8 encoder and decoder over libvpx; each names the offending value.
@@ -307,9 +308,9 @@ public final class VP8Encoder: @unchecked Sendable {
             let bytes = [UInt8](UnsafeRawBufferPointer(start: buf, count: f.sz))
             let isKey = (f.flags & vpx_codec_frame_flags_t(peer_vpx_frame_is_key)) != 0
             var encoded = EncodedVideoFrame(data: bytes, isKeyframe: isKey, timestamp: f.pts)
-            if isKey, let size = VP8FrameHeader.keyframeSize(bytes) {
-                encoded.width = size.width
-                encoded.height = size.height
+            if isKey, let header = try? VP8FrameHeader(parsing: bytes), header.isKeyframe {
+                encoded.width = header.width
+                encoded.height = header.height
             }
             out.append(encoded)
         }
@@ -324,22 +325,4 @@ enum VP8CodecFault: Equatable {
     case initialize
     /// The named control (e.g. "VP8E_SET_CPUUSED") fails after the context was opened.
     case control(String)
-}
-
-/// Reading the VP8 frame tag and key-frame header (RFC 6386 §9.1).
-enum VP8FrameHeader {
-    /// True when the frame tag's P bit (bit 0 of the first byte) is 0: a key frame.
-    static func isKeyframe(_ data: [UInt8]) -> Bool {
-        guard let first = data.first else { return false }
-        return first & 1 == 0
-    }
-
-    /// Width and height (low 14 bits of the two little-endian 16-bit fields after the start
-    /// code 9d 01 2a) of a key frame; nil for inter frames, short data or a wrong start code.
-    static func keyframeSize(_ data: [UInt8]) -> (width: Int, height: Int)? {
-        guard data.count >= 10, isKeyframe(data), data[3] == 0x9d, data[4] == 0x01, data[5] == 0x2a else { return nil }
-        let w = (Int(data[6]) | Int(data[7]) << 8) & 0x3fff
-        let h = (Int(data[8]) | Int(data[9]) << 8) & 0x3fff
-        return (w, h)
-    }
 }

@@ -35,6 +35,9 @@ public enum Y4MError: Error, Equatable, CustomStringConvertible {
     case unsupportedColorspace(String)
     /// Frame `index` (0-based in the file) at byte `offset` does not start with "FRAME".
     case badFrameHeader(index: Int, offset: Int64)
+    /// Frame `index` at byte `offset` starts with "FRAME" but has no newline within the first
+    /// `limit` bytes of its line (frame parameters are short; 64 KiB is the reader's bound).
+    case frameHeaderTooLong(index: Int, offset: Int64, limit: Int)
     /// Frame `index` at byte `offset` has `bytesFound` of its `expected` plane bytes (the file ends).
     case truncatedFrame(index: Int, offset: Int64, bytesFound: Int, expected: Int)
 
@@ -50,6 +53,7 @@ public enum Y4MError: Error, Equatable, CustomStringConvertible {
         case let .unsupportedInterlacing(i): return "Y4M: interlacing \"I\(i)\" not supported, only Ip"
         case let .unsupportedColorspace(c): return "Y4M: colour space \"C\(c)\" not supported, only 4:2:0 (420, 420jpeg, 420paeth, 420mpeg2)"
         case let .badFrameHeader(i, o): return "Y4M: frame \(i) at byte \(o) does not start with FRAME"
+        case let .frameHeaderTooLong(i, o, l): return "Y4M: frame \(i) at byte \(o): no end of the FRAME line in \(l) bytes"
         case let .truncatedFrame(i, o, f, e): return "Y4M: frame \(i) at byte \(o) has \(f) of \(e) bytes"
         }
     }
@@ -158,19 +162,30 @@ public final class Y4MReader {
         offset = firstFrameOffset
     }
 
+    /// Longest FRAME line read, newline included: 64 KiB.
+    public static let maximumFrameLineBytes = 65_536
+
     /// Bytes of one frame's planes.
     public var frameByteCount: Int { I420Frame.byteCount(width: header.width, height: header.height) }
 
     /// The next frame; nil at the end of the file (never with ``loop`` unless the file has no
     /// frame). Throws ``Y4MError/badFrameHeader(index:offset:)``,
+    /// ``Y4MError/frameHeaderTooLong(index:offset:limit:)`` (no newline in 64 KiB),
     /// ``Y4MError/truncatedFrame(index:offset:bytesFound:expected:)``, ``Y4MError/io(_:)``.
     public func next() throws(Y4MError) -> I420Frame? {
         if offset >= fileSize {
             guard loop, indexInFile > 0 else { return nil }
             rewindFile()
         }
-        let line: [UInt8]
+        var line: [UInt8]
         do throws(MediaIOError) { line = try file.read(at: offset, count: 256) } catch { throw .io(error) }
+        if line.count == 256, line.starts(with: Array("FRAME".utf8)), !line.contains(0x0a) {
+            // Long frame parameters: read on up to the bound.
+            do throws(MediaIOError) { line = try file.read(at: offset, count: Y4MReader.maximumFrameLineBytes) } catch { throw .io(error) }
+            if line.count == Y4MReader.maximumFrameLineBytes, !line.contains(0x0a) {
+                throw .frameHeaderTooLong(index: indexInFile, offset: offset, limit: Y4MReader.maximumFrameLineBytes)
+            }
+        }
         guard line.starts(with: Array("FRAME".utf8)), let newline = line.firstIndex(of: 0x0a),
               newline == 5 || line[5] == 0x20 else {
             throw .badFrameHeader(index: indexInFile, offset: offset)

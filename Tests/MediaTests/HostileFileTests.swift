@@ -175,6 +175,17 @@ import TestSupport
         #expect(throws: Y4MError.truncatedFrame(index: 0, offset: 24, bytesFound: 12, expected: 16384 * 16384 * 3 / 2)) {
             try Y4MReader(path: p).next()
         }
+        // Issue 7 B: a FRAME line longer than the first 256-byte read (before: badFrameHeader).
+        let params = " " + String(repeating: "XCOMMENT=0123456789 ", count: 20)
+        try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAME\(params)\n".utf8) + frame
+                       + Array("FRAME\n".utf8) + frame, p)
+        let long = try Y4MReader(path: p)
+        #expect(try long.next()?.data == frame)
+        #expect(try long.next()?.data == frame)
+        #expect(try long.next() == nil)
+        // No newline within 64 KiB: its own error, not a scan of the whole file.
+        try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAME ".utf8) + [UInt8](repeating: 0x41, count: 70_000), p)
+        #expect(throws: Y4MError.frameHeaderTooLong(index: 0, offset: 16, limit: 65_536)) { try Y4MReader(path: p).next() }
         try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAMX\n".utf8) + frame, p)
         #expect(throws: Y4MError.badFrameHeader(index: 0, offset: 16)) { try Y4MReader(path: p).next() }
     }

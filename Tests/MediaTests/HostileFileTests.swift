@@ -235,7 +235,8 @@ import TestSupport
     }
 
     /// 300 seeded mutations (byte flips, truncations) of valid IVF, Y4M and WAV files:
-    /// every read ends in frames or a typed error, never a crash.
+    /// every read ends in frames or a typed error, never a crash — through the readers and
+    /// through the looping IVFSource and Y4MSource.
     @Test func mutatedFilesNeverCrashTheReaders() throws {
         let dir = TestServices.temporaryDirectory("hostile-fuzz")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -259,7 +260,16 @@ import TestSupport
             try Self.write(b, p)
             let outcome: String
             switch i % 3 {
-            case 0: outcome = (try? IVFReader.readAll(path: p)).map { "ivf \($0.count) frames" } ?? "ivf error"
+            case 0:
+                outcome = (try? IVFReader.readAll(path: p)).map { "ivf \($0.count) frames" } ?? "ivf error"
+                // The same file through the looping source (timestamps shifted per loop).
+                let viaSource = (try? { () throws -> Int in
+                    let s = try IVFSource(path: p, loop: true)
+                    var n = 0
+                    while n < 7, try s.nextFrame() != nil { n += 1 }
+                    return n
+                }()).map { "ivf source \($0) frames" } ?? "ivf source error"
+                outcomes[viaSource, default: 0] += 1
             case 1:
                 outcome = (try? { () throws -> Int in
                     let r = try Y4MReader(path: p, loop: true)
@@ -267,6 +277,13 @@ import TestSupport
                     while n < 5, try r.next() != nil { n += 1 }
                     return n
                 }()).map { "y4m \($0) frames" } ?? "y4m error"
+                let viaSource = (try? { () throws -> Int in
+                    let s = try Y4MSource(path: p, loop: true)
+                    var n = 0
+                    while n < 5, try s.nextFrame() != nil { n += 1 }
+                    return n
+                }()).map { "y4m source \($0) frames" } ?? "y4m source error"
+                outcomes[viaSource, default: 0] += 1
             default:
                 outcome = (try? { () throws -> Int in
                     let r = try WAVReader(path: p)
@@ -279,6 +296,9 @@ import TestSupport
         }
         #expect(outcomes["ivf error", default: 0] > 0 && outcomes["y4m error", default: 0] > 0 && outcomes["wav error", default: 0] > 0)
         #expect(outcomes.keys.contains { $0.hasPrefix("ivf ") && $0.hasSuffix("frames") })
+        #expect(outcomes.keys.contains { $0.hasPrefix("ivf source") && $0.hasSuffix("frames") })
+        #expect(outcomes.keys.contains { $0.hasPrefix("y4m source") && $0.hasSuffix("frames") })
+        #expect(outcomes["ivf source 7 frames", default: 0] > 0)
         print("mutations: \(outcomes.sorted { $0.key < $1.key })")
     }
 }

@@ -37,7 +37,7 @@ let package = Package(
         .target(name: "ICE", dependencies: ["EventLoop", "SDP", "CGLib", "CNice"]),
         .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
         .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
-        .target(name: "Media", dependencies: ["CVPX", "COpus", "COgg"]),
+        .target(name: "Media", dependencies: ["RTP", "CVPX", "COpus", "COgg"]),
         .target(name: "PeerAgent",
                 dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         .executableTarget(name: "peer", dependencies: ["PeerAgent"]),

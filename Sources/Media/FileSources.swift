@@ -50,21 +50,38 @@ public final class IVFSource: VideoSource {
     public var dimensions: (width: Int, height: Int) { (reader.header.width, reader.header.height) }
 
     /// The next VP8 frame with its timestamp in 90 kHz ticks; nil at the end.
-    /// Throws ``IVFError`` for a frame beyond the end of the file or a broken frame.
+    /// Throws ``IVFError`` for a frame beyond the end of the file or a broken frame, and
+    /// ``IVFError/badTimestamp(index:offset:value:)`` when a timestamp is beyond ±2^53 ticks
+    /// or looping would carry it past the 64-bit range (all arithmetic is overflow-checked).
     public func nextFrame() throws -> VideoSourceFrame? {
         var frame = try reader.next()
         if frame == nil, loop, yielded > 0 {
             reader.rewind()
-            offset = lastTimestamp + interval
             frame = try reader.next()
-            if let first = frame { offset -= first.timestamp }
+            if let first = frame {
+                // The loop continues one frame interval after the last frame.
+                let (next, o1) = lastTimestamp.addingReportingOverflow(interval)
+                let (shift, o2) = next.subtractingReportingOverflow(first.timestamp)
+                guard !o1, !o2 else { throw overflow(first.timestamp) }
+                offset = shift
+            }
         }
         guard var frame else { return nil }
-        frame.timestamp += offset
-        if yielded > 0, frame.timestamp > lastTimestamp { interval = frame.timestamp - lastTimestamp }
-        lastTimestamp = frame.timestamp
+        let (ts, o) = frame.timestamp.addingReportingOverflow(offset)
+        guard !o else { throw overflow(frame.timestamp) }
+        frame.timestamp = ts
+        if yielded > 0, ts > lastTimestamp {
+            let (d, o) = ts.subtractingReportingOverflow(lastTimestamp)
+            if !o { interval = d }
+        }
+        lastTimestamp = ts
         yielded += 1
         return .encoded(frame)
+    }
+
+    /// The error for a frame whose looped timestamp would overflow.
+    private func overflow(_ value: Int64) -> IVFError {
+        .badTimestamp(index: max(0, reader.framesRead - 1), offset: reader.lastFrameOffset, value: value)
     }
 }
 

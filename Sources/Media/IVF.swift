@@ -1,4 +1,5 @@
 import Foundation
+import RTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -142,26 +143,9 @@ func mediaRescale(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> I
 }
 
 extension Array where Element == UInt8 {
-    func mediaLE16(_ at: Int) -> Int { Int(self[at]) | Int(self[at + 1]) << 8 }
-    func mediaLE32(_ at: Int) -> UInt32 {
-        UInt32(self[at]) | UInt32(self[at + 1]) << 8 | UInt32(self[at + 2]) << 16 | UInt32(self[at + 3]) << 24
-    }
-    func mediaLE64(_ at: Int) -> UInt64 { UInt64(mediaLE32(at)) | UInt64(mediaLE32(at + 4)) << 32 }
     mutating func mediaPutLE16(_ v: Int) { append(UInt8(truncatingIfNeeded: v)); append(UInt8(truncatingIfNeeded: v >> 8)) }
     mutating func mediaPutLE32(_ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
     mutating func mediaPutLE64(_ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
-}
-
-// MARK: - VP8 frame tag
-
-/// What the first bytes of a VP8 frame say (RFC 6386 §9.1): the frame type and, for a
-/// key frame, the picture size. nil when `data` is shorter than the 3-byte frame tag,
-/// or is a key frame (P bit 0) without the start code 9d 01 2a and the two size fields.
-func ivfParseVP8(_ data: [UInt8]) -> (isKeyframe: Bool, width: Int?, height: Int?)? {
-    guard data.count >= 3 else { return nil }
-    if data[0] & 1 == 1 { return (false, nil, nil) }
-    guard data.count >= 10, data[3] == 0x9d, data[4] == 0x01, data[5] == 0x2a else { return nil }
-    return (true, data.mediaLE16(6) & 0x3fff, data.mediaLE16(8) & 0x3fff)
 }
 
 // MARK: - Header
@@ -212,21 +196,32 @@ public struct IVFHeader: Equatable, Sendable {
     /// ``IVFError/badTimeBase(rate:scale:)`` (a zero field).
     public init(parsing bytes: [UInt8]) throws(IVFError) {
         guard bytes.count >= IVFHeader.size else { throw .truncatedHeader(bytesFound: bytes.count) }
-        let signature = Array(bytes[0..<4])
+        var r = ByteReader(bytes)
+        let count = bytes.count
+        func take(_ n: Int, _ field: String) throws(IVFError) -> [UInt8] {
+            do { return try r.take(n, field) } catch { throw .truncatedHeader(bytesFound: count) }
+        }
+        func u16(_ field: String) throws(IVFError) -> Int {
+            do { return Int(try r.u16le(field)) } catch { throw .truncatedHeader(bytesFound: count) }
+        }
+        func u32(_ field: String) throws(IVFError) -> UInt32 {
+            do { return try r.u32le(field) } catch { throw .truncatedHeader(bytesFound: count) }
+        }
+        let signature = try take(4, "IVF signature")
         guard signature == Array("DKIF".utf8) else { throw .badSignature(found: signature) }
-        version = bytes.mediaLE16(4)
+        version = try u16("IVF version")
         guard version == 0 else { throw .unsupportedVersion(version) }
-        headerSize = bytes.mediaLE16(6)
+        headerSize = try u16("IVF header size")
         guard headerSize >= IVFHeader.size else { throw .badHeaderSize(headerSize) }
-        fourCC = String(decoding: bytes[8..<12], as: UTF8.self)
+        fourCC = String(decoding: try take(4, "IVF FourCC"), as: UTF8.self)
         guard fourCC == "VP80" else { throw .unsupportedFourCC(fourCC) }
-        width = bytes.mediaLE16(12)
-        height = bytes.mediaLE16(14)
+        width = try u16("IVF width")
+        height = try u16("IVF height")
         guard width <= 16384, height <= 16384 else { throw .badDimensions(width: width, height: height) }
-        timeBaseRate = bytes.mediaLE32(16)
-        timeBaseScale = bytes.mediaLE32(20)
+        timeBaseRate = try u32("IVF time base rate")
+        timeBaseScale = try u32("IVF time base scale")
         guard timeBaseRate > 0, timeBaseScale > 0 else { throw .badTimeBase(rate: timeBaseRate, scale: timeBaseScale) }
-        frameCount = bytes.mediaLE32(24)
+        frameCount = try u32("IVF frame count")
     }
 
     /// The 32 header bytes (the unused last 4 are zero; the FourCC is padded or cut to 4 bytes).
@@ -274,6 +269,10 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
     case badFrame(index: Int, offset: Int64, size: Int)
     /// ``IVFWriter/write(_:)`` after ``IVFWriter/close()``.
     case closed(path: String)
+    /// Frame `index` at byte `offset` has timestamp `value` (in the file's time base) beyond
+    /// ±2^53 ticks, in the file or once converted to 90 kHz (or, from a looping ``IVFSource``,
+    /// its timestamp would pass the 64-bit range).
+    case badTimestamp(index: Int, offset: Int64, value: Int64)
 
     /// One line naming the values.
     public var description: String {
@@ -292,6 +291,7 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
             return "IVF: frame \(i) at byte \(o) declares \(s) bytes, only \(left) left in the file"
         case let .badFrame(i, o, s): return "IVF: frame \(i) at byte \(o) (\(s) bytes) is not a VP8 frame"
         case let .closed(p): return "IVF: \(p) is closed"
+        case let .badTimestamp(i, o, v): return "IVF: frame \(i) at byte \(o) has timestamp \(v), beyond ±2^53 ticks"
         }
     }
 }
@@ -306,8 +306,10 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
 ///   could not use them) but counted in ``framesSkippedBeforeKeyframe``.
 /// - Each frame's 12-byte header and data go to the file in one `write(2)`.
 /// - The header's frame count is rewritten when a write finds the last rewrite at least
-///   `headerRewriteInterval` seconds old, and on ``close()`` and `deinit`, so a killed
-///   process leaves a file vpxdec reads to its last whole frame.
+///   `headerRewriteInterval` seconds old, by a timer every `headerRewriteInterval` seconds
+///   when frames were written since (so an idle writer's header is never stale for long),
+///   and on ``close()`` and `deinit`, so a killed process leaves a file vpxdec reads to its
+///   last whole frame.
 ///
 /// Thread-safe (a lock serializes calls).
 public final class IVFWriter: @unchecked Sendable {
@@ -323,6 +325,10 @@ public final class IVFWriter: @unchecked Sendable {
     private var _skipped = 0
     private var _bytes: Int64 = Int64(IVFHeader.size)
     private var started = false
+    /// Frames were written since the header's frame count was last rewritten.
+    private var dirty = false
+    /// Rewrites a dirty header every `headerRewriteInterval` s; cancelled on close.
+    private var timer: DispatchSourceTimer?
 
     /// Frames written to the file so far.
     public var framesWritten: Int { lock.withLock { _framesWritten } }
@@ -343,9 +349,24 @@ public final class IVFWriter: @unchecked Sendable {
             try file.append(header.bytes)
         } catch { throw .io(error) }
         lastHeaderWrite = mediaMonotonicSeconds()
+        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "peer.media.ivfwriter.header"))
+        let period = DispatchTimeInterval.milliseconds(Int(max(0.01, headerRewriteInterval) * 1000))
+        t.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(50))
+        t.setEventHandler { [weak self] in self?.refreshHeader() }
+        t.resume()
+        timer = t
     }
 
     deinit { try? closeLocked() }
+
+    /// The timer's work: rewrite the frame count if frames were written since the last rewrite.
+    private func refreshHeader() {
+        lock.mediaLocked {
+            guard file.isOpen, dirty else { return }
+            try? writeCount()
+            lastHeaderWrite = mediaMonotonicSeconds()
+        }
+    }
 
     /// Appends one frame (its `timestamp`, 90 kHz ticks, becomes the IVF timestamp).
     ///
@@ -356,7 +377,7 @@ public final class IVFWriter: @unchecked Sendable {
     public func write(_ frame: EncodedVideoFrame) throws(IVFError) {
         try lock.mediaLocked { () throws(IVFError) in
             guard file.isOpen else { throw .closed(path: path) }
-            guard let tag = ivfParseVP8(frame.data) else {
+            guard let tag = try? VP8FrameHeader(parsing: frame.data) else {
                 throw .badFrame(index: _framesWritten, offset: _bytes, size: frame.data.count)
             }
             if !started {
@@ -374,6 +395,7 @@ public final class IVFWriter: @unchecked Sendable {
             do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
             _framesWritten += 1
             _bytes += Int64(bytes.count)
+            dirty = true
             let now = mediaMonotonicSeconds()
             if now - lastHeaderWrite >= headerRewriteInterval {
                 try writeCount()
@@ -388,6 +410,7 @@ public final class IVFWriter: @unchecked Sendable {
         var count = [UInt8]()
         count.mediaPutLE32(header.frameCount)
         do throws(MediaIOError) { try file.write(count, at: 24) } catch { throw .io(error) }
+        dirty = false
     }
 
     /// Rewrites the frame count and closes the file; later calls do nothing.
@@ -397,6 +420,8 @@ public final class IVFWriter: @unchecked Sendable {
     }
 
     private func closeLocked() throws(IVFError) {
+        timer?.cancel()
+        timer = nil
         guard file.isOpen else { return }
         defer { try? file.close() }
         try writeCount()
@@ -421,6 +446,11 @@ public final class IVFReader {
     private var offset: Int64
     /// Frames returned by ``next()`` since opening or ``rewind()``.
     public private(set) var framesRead = 0
+    /// Byte offset of the frame header of the frame ``next()`` returned last.
+    private(set) var lastFrameOffset: Int64 = 0
+    /// Largest timestamp magnitude accepted, in the file's ticks and in 90 kHz ticks: 2^53
+    /// (exact in a Double, and far from Int64 overflow in any later sum or difference).
+    public static let maximumTimestampMagnitude: Int64 = 1 << 53
 
     /// Opens `path` and validates its header (see ``IVFHeader/init(parsing:)`` for the errors).
     public init(path: String) throws(IVFError) {
@@ -445,7 +475,8 @@ public final class IVFReader {
     /// the P bit and key frames carry their width and height. Throws
     /// ``IVFError/truncatedFrameHeader(index:offset:bytesLeft:)``,
     /// ``IVFError/frameBeyondEnd(index:offset:size:bytesLeft:)``,
-    /// ``IVFError/badFrame(index:offset:size:)``, ``IVFError/io(_:)``.
+    /// ``IVFError/badFrame(index:offset:size:)``, ``IVFError/badTimestamp(index:offset:value:)``
+    /// (beyond ±2^53 ticks in the file's time base or in 90 kHz), ``IVFError/io(_:)``.
     public func next() throws(IVFError) -> EncodedVideoFrame? {
         guard let (size, pts) = try frameHeader(at: offset) else { return nil }
         let dataOffset = offset + Int64(IVFHeader.frameHeaderSize)
@@ -454,8 +485,13 @@ public final class IVFReader {
         guard data.count == size else {
             throw .frameBeyondEnd(index: framesRead, offset: offset, size: Int64(size), bytesLeft: Int64(data.count))
         }
-        guard let tag = ivfParseVP8(data) else { throw .badFrame(index: framesRead, offset: offset, size: size) }
+        guard let tag = try? VP8FrameHeader(parsing: data) else { throw .badFrame(index: framesRead, offset: offset, size: size) }
         let timestamp = mediaRescale(pts, 90_000 * Int64(header.timeBaseScale), Int64(header.timeBaseRate))
+        let limit = IVFReader.maximumTimestampMagnitude
+        guard (-limit...limit).contains(pts), (-limit...limit).contains(timestamp) else {
+            throw .badTimestamp(index: framesRead, offset: offset, value: pts)
+        }
+        lastFrameOffset = offset
         offset = dataOffset + Int64(size)
         framesRead += 1
         return EncodedVideoFrame(data: data, isKeyframe: tag.isKeyframe, timestamp: timestamp,
@@ -476,10 +512,17 @@ public final class IVFReader {
         guard bytes.count == IVFHeader.frameHeaderSize else {
             throw .truncatedFrameHeader(index: index, offset: at, bytesLeft: Int64(bytes.count))
         }
-        let size = Int64(bytes.mediaLE32(0))
+        var r = ByteReader(bytes)
+        let size: Int64, pts: UInt64
+        do throws(ByteReaderError) {
+            size = Int64(try r.u32le("IVF frame size"))
+            pts = try r.u64le("IVF frame timestamp")
+        } catch {
+            throw .truncatedFrameHeader(index: index, offset: at, bytesLeft: Int64(bytes.count))
+        }
         let after = left - Int64(IVFHeader.frameHeaderSize)
         guard size <= after else { throw .frameBeyondEnd(index: index, offset: at, size: size, bytesLeft: after) }
-        return (Int(size), Int64(bitPattern: bytes.mediaLE64(4)))
+        return (Int(size), Int64(bitPattern: pts))
     }
 
     /// Goes back to the first frame.

@@ -10,7 +10,14 @@ import Foundation
 /// drift. When the queue falls behind (a slow encoder) items are delivered at
 /// once; when it falls behind by more than ``maximumLagMs`` the schedule is
 /// re-based to now, so a stall does not end in a burst. A gap in timestamps
-/// (an IVF file with a pause) is waited out like any other deadline.
+/// (an IVF file with a pause) is waited out like any other deadline, up to
+/// ``maximumWaitMs``: a longer gap (or a hostile timestamp far in the future) is
+/// re-based instead, so no timestamp can stall the source. A timestamp going
+/// backwards (a looping source restarting its clock) is re-based too. Deadline
+/// arithmetic is 128-bit and clamped: no timestamp overflows it.
+///
+/// ``stop()`` then ``start()`` starts a new run: work the old run had queued is
+/// recognised by its generation number and dropped, so the two runs never overlap.
 ///
 /// Threading: every callback (`pull`, `deliver`, `finished`) runs on `queue`;
 /// the mutable state is confined to it, hence `@unchecked Sendable`.
@@ -19,8 +26,12 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     public let queue: DispatchQueue
     /// Ticks per second of the items' timestamps (90 000 for video, 48 000 for audio).
     public let clockRate: Int64
-    /// How late (ms) delivery may fall before the schedule is re-based; default 500 ms.
-    public var maximumLagMs: Int64 = 500
+    /// How late (ms) delivery may fall before the schedule is re-based; default 500 ms, ≥ 0.
+    public let maximumLagMs: Int64
+    /// Longest single wait (ms) for an item's deadline; an item due later than this (a
+    /// timestamp gap longer than 10 s by default) is delivered at once and the schedule is
+    /// re-based to it. ≥ 1.
+    public let maximumWaitMs: Int64
 
     private let pull: () throws -> Item?
     private let timestamp: (Item) -> Int64
@@ -31,6 +42,9 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     private var lastTimestamp: Int64?
     private var timer: DispatchSourceTimer?
     private var running = false
+    /// Incremented by every start and stop; queued work of an older run sees a different
+    /// value and does nothing.
+    private var generation: UInt64 = 0
     private var delivered = 0
     private var rebased = 0
 
@@ -45,11 +59,15 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     ///   - deliver: called with each item when it is due.
     ///   - finished: called once when the source ends (nil) or fails (the error);
     ///     not called after ``stop()``.
+    ///   - maximumLagMs: see ``maximumLagMs``; negative values count as 0.
+    ///   - maximumWaitMs: see ``maximumWaitMs``; values below 1 count as 1.
     public init(queue: DispatchQueue, clockRate: Int64, pull: @escaping () throws -> Item?,
                 timestamp: @escaping (Item) -> Int64, deliver: @escaping (Item) -> Void,
-                finished: @escaping (Error?) -> Void) {
+                finished: @escaping (Error?) -> Void, maximumLagMs: Int64 = 500, maximumWaitMs: Int64 = 10_000) {
         self.queue = queue
         self.clockRate = max(1, clockRate)
+        self.maximumLagMs = max(0, maximumLagMs)
+        self.maximumWaitMs = max(1, maximumWaitMs)
         self.pull = pull
         self.timestamp = timestamp
         self.deliver = deliver
@@ -62,16 +80,19 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         queue.async { [self] in
             guard !running else { return }
             running = true
+            generation &+= 1
             baseNanos = DispatchTime.now().uptimeNanoseconds
             lastTimestamp = nil
             step()
         }
     }
 
-    /// Stops pacing; no callback runs after the queue has processed this call.
+    /// Stops pacing; no callback runs after the queue has processed this call (work the
+    /// stopped run had queued is dropped, even after a new ``start()``).
     public func stop() {
         queue.async { [self] in
             running = false
+            generation &+= 1
             timer?.cancel()
             timer = nil
         }
@@ -107,10 +128,18 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         if now > due, (now - due) / 1_000_000 > UInt64(maximumLagMs) {
             rebase(to: ts)
             due = now
+        } else if due > now, (due - now) / 1_000_000 > UInt64(maximumWaitMs) {
+            // A gap too long to wait out (or a hostile timestamp): continue from now.
+            rebase(to: ts)
+            due = now
         }
+        let run = generation
         if due <= now {
             // Through the queue, not a direct call: a run of late items must not recurse.
-            queue.async { [self] in deliverAndContinue(item) }
+            queue.async { [self] in
+                guard run == generation else { return }
+                deliverAndContinue(item)
+            }
         } else {
             let t = timer ?? {
                 let t = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
@@ -120,7 +149,10 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
             }()
             // Strong on purpose: a running pacer keeps itself alive (like a thread) until
             // it finishes or is stopped, which cancels and drops the timer.
-            t.setEventHandler { [self] in deliverAndContinue(item) }
+            t.setEventHandler { [self] in
+                guard run == generation else { return }
+                deliverAndContinue(item)
+            }
             t.schedule(deadline: DispatchTime(uptimeNanoseconds: due), leeway: .microseconds(200))
         }
     }
@@ -140,9 +172,12 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         step()
     }
 
+    /// Monotonic ns when `ts` is due: `baseNanos + (ts − baseTimestamp) × 10^9 / clockRate`,
+    /// in 128 bits and clamped to `UInt64` (a timestamp before the base is due at the base).
     private func dueNanos(_ ts: Int64) -> UInt64 {
-        let offset = max(0, ts - baseTimestamp)
-        return baseNanos + UInt64(offset) * 1_000_000_000 / UInt64(clockRate)
+        let offset = max(0, Int128(ts) - Int128(baseTimestamp))
+        let due = Int128(baseNanos) + offset * 1_000_000_000 / Int128(clockRate)
+        return due > Int128(UInt64.max) ? .max : UInt64(due)
     }
 
     private func rebase(to ts: Int64) {

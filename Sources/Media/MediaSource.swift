@@ -53,14 +53,32 @@ extension MediaPacer where Item == VideoSourceFrame {
 }
 
 extension MediaPacer where Item == AudioFrame {
+    /// The block durations (ms) an audio pacer takes: Opus's 10, 20, 40 and 60 ms frames.
+    public static var audioFrameDurationsMs: [Int] { [10, 20, 40, 60] }
+
     /// A pacer that pulls `source` in blocks of `frameDurationMs` (10/20/40/60 ms
     /// for Opus) at their 48 kHz timestamps on `queue`.
+    ///
+    /// Any other value (0 or negative would pull empty blocks forever) is replaced by
+    /// 20 ms; use ``init(audio:checkedFrameDurationMs:queue:deliver:finished:)`` to get an
+    /// error instead. `deliver` and `finished` run on `queue`.
     public convenience init(audio source: AudioSource, frameDurationMs: Int, queue: DispatchQueue,
                             deliver: @escaping (AudioFrame) -> Void,
                             finished: @escaping (Error?) -> Void) {
-        let count = AudioFrame.sampleRate * frameDurationMs / 1000
+        let ms = Self.audioFrameDurationsMs.contains(frameDurationMs) ? frameDurationMs : 20
+        let count = AudioFrame.sampleRate * ms / 1000
         self.init(queue: queue, clockRate: Int64(AudioFrame.sampleRate),
                   pull: { try source.nextFrame(sampleCount: count) },
                   timestamp: { $0.timestamp }, deliver: deliver, finished: finished)
+    }
+
+    /// Like ``init(audio:frameDurationMs:queue:deliver:finished:)`` but refuses a block
+    /// duration other than 10, 20, 40 or 60 ms with ``OpusCodecError/badFrameDuration(ms:)``
+    /// naming the value.
+    public convenience init(audio source: AudioSource, checkedFrameDurationMs frameDurationMs: Int, queue: DispatchQueue,
+                            deliver: @escaping (AudioFrame) -> Void,
+                            finished: @escaping (Error?) -> Void) throws(OpusCodecError) {
+        guard Self.audioFrameDurationsMs.contains(frameDurationMs) else { throw .badFrameDuration(ms: frameDurationMs) }
+        self.init(audio: source, frameDurationMs: frameDurationMs, queue: queue, deliver: deliver, finished: finished)
     }
 }

@@ -1,6 +1,7 @@
 import COgg
 import COpus
 import Foundation
+import RTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -45,17 +46,27 @@ public struct OpusHead: Equatable, Sendable {
     }
 
     /// Parses an OpusHead packet. Throws ``OggOpusError/badOpusHead(_:)`` naming the problem
-    /// (missing magic "OpusHead", shorter than 19 bytes, version not 1.x).
+    /// (missing magic "OpusHead", shorter than 19 bytes, version not 1.x, channel count 0,
+    /// more than 2 channels with mapping family 0 — RFC 7845 §5.1).
     public init(parsing p: [UInt8]) throws(OggOpusError) {
         guard p.count >= 19 else { throw .badOpusHead("\(p.count) bytes, need 19") }
-        guard Array(p[0..<8]) == Array("OpusHead".utf8) else { throw .badOpusHead("no OpusHead magic") }
-        version = Int(p[8])
+        var r = ByteReader(p)
+        guard p.starts(with: Array("OpusHead".utf8)) else { throw .badOpusHead("no OpusHead magic") }
+        do throws(ByteReaderError) {
+            try r.skip(8, "OpusHead magic")
+            version = Int(try r.u8("version"))
+            channels = Int(try r.u8("channel count"))
+            preSkip = Int(try r.u16le("pre-skip"))
+            inputSampleRate = try r.u32le("input sample rate")
+            outputGain = Int16(bitPattern: try r.u16le("output gain"))
+            mappingFamily = Int(try r.u8("channel mapping family"))
+        } catch { throw .badOpusHead("\(error)") }
         guard version >> 4 == 0 else { throw .badOpusHead("version \(version)") }
-        channels = Int(p[9])
-        preSkip = p.mediaLE16(10)
-        inputSampleRate = p.mediaLE32(12)
-        outputGain = Int16(bitPattern: UInt16(p.mediaLE16(16)))
-        mappingFamily = Int(p[18])
+        // RFC 7845 §5.1: the channel count "MUST NOT be zero"; family 0 allows 1 or 2.
+        guard channels > 0 else { throw .badOpusHead("channel count 0 at byte 9") }
+        guard mappingFamily != 0 || channels <= 2 else {
+            throw .badOpusHead("channel count \(channels) at byte 9 with mapping family 0 (at most 2)")
+        }
     }
 
     /// The header packet bytes (19 bytes; mapping family 0 has no mapping table).
@@ -87,18 +98,18 @@ public struct OpusTags: Equatable, Sendable {
     /// Parses an OpusTags packet. Throws ``OggOpusError/badOpusTags(_:)`` naming the problem.
     public init(parsing p: [UInt8]) throws(OggOpusError) {
         guard p.count >= 16, Array(p[0..<8]) == Array("OpusTags".utf8) else { throw .badOpusTags("no OpusTags magic") }
-        var at = 8
+        var r = ByteReader(p, offset: 8)
         func string() throws(OggOpusError) -> String {
-            guard at + 4 <= p.count else { throw .badOpusTags("length field at byte \(at) beyond the packet") }
-            let n = Int(p.mediaLE32(at))
-            guard n <= p.count - at - 4 else { throw .badOpusTags("string of \(n) bytes at byte \(at) beyond the packet") }
-            defer { at += 4 + n }
-            return String(decoding: p[(at + 4)..<(at + 4 + n)], as: UTF8.self)
+            let at = r.offset
+            let n: Int
+            do { n = Int(try r.u32le("string length")) } catch { throw .badOpusTags("length field at byte \(at) beyond the packet") }
+            do { return String(decoding: try r.take(n, "string"), as: UTF8.self) } catch {
+                throw .badOpusTags("string of \(n) bytes at byte \(at) beyond the packet")
+            }
         }
         vendor = try string()
-        guard at + 4 <= p.count else { throw .badOpusTags("no comment count") }
-        let count = Int(p.mediaLE32(at))
-        at += 4
+        let count: Int
+        do { count = Int(try r.u32le("comment count")) } catch { throw .badOpusTags("no comment count") }
         var list: [String] = []
         for _ in 0..<min(count, p.count) { list.append(try string()) }
         guard list.count == count else { throw .badOpusTags("comment count \(count) beyond the packet") }

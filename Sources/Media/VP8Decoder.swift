@@ -1,4 +1,5 @@
 import CVPX
+import RTP
 import Synchronization
 
 /// One frame out of ``VP8Decoder``: the picture and what the decoder knew about it.
@@ -42,6 +43,9 @@ public final class VP8Decoder: @unchecked Sendable {
 
     private let lock = Mutex(())
     private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+    /// True after a successful `vpx_codec_dec_init`: `deinit` destroys the context only then
+    /// and frees `ctx` exactly once (also after a failed init, when Swift runs `deinit`).
+    private var isOpen = false
     private var counters = Counters()
 
     /// Frames decoded and returned (W3C `framesDecoded`), corrupt ones included.
@@ -57,24 +61,27 @@ public final class VP8Decoder: @unchecked Sendable {
 
     /// Opens a libvpx VP8 decoder. Throws ``VP8CodecError/libvpx(function:code:message:detail:)``
     /// when libvpx refuses.
-    public init() throws(VP8CodecError) {
+    public convenience init() throws(VP8CodecError) {
+        try self.init(fault: nil)
+    }
+
+    /// Opens a decoder, making `vpx_codec_dec_init` fail when `fault` is `.initialize` (tests).
+    init(fault: VP8CodecFault?) throws(VP8CodecError) {
         ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
         ctx.initialize(to: vpx_codec_ctx_t())
+        // Every stored property is set from here on: a throw runs `deinit`, which frees `ctx`.
         guard let iface = vpx_codec_vp8_dx() else {
-            ctx.deallocate()
             throw .libvpx(function: "vpx_codec_vp8_dx", code: -1, message: "no VP8 decoder in libvpx", detail: "")
         }
         var dcfg = vpx_codec_dec_cfg_t(threads: 1, w: 0, h: 0)
-        let res = peer_vpx_codec_dec_init(ctx, iface, &dcfg, 0)
-        guard res == VPX_CODEC_OK else {
-            let error = VP8CodecError.from("vpx_codec_dec_init", res, ctx)
-            ctx.deallocate()
-            throw error
-        }
+        let res = fault == .initialize ? VPX_CODEC_MEM_ERROR : peer_vpx_codec_dec_init(ctx, iface, &dcfg, 0)
+        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_dec_init", res, fault == nil ? ctx : nil) }
+        isOpen = true
     }
 
     deinit {
-        vpx_codec_destroy(ctx)
+        if isOpen { vpx_codec_destroy(ctx) }
+        ctx.deinitialize(count: 1)
         ctx.deallocate()
     }
 

@@ -1,4 +1,5 @@
 import CVPX
+import RTP
 import Synchronization
 
 /// Errors from the VP8 encoder and decoder over libvpx; each names the offending value.
@@ -128,24 +129,33 @@ public final class VP8Encoder: @unchecked Sendable {
     private let lock = Mutex(())
     private var config: VP8EncoderConfiguration
     private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+    /// True between a successful `vpx_codec_enc_init` and `vpx_codec_destroy`: `deinit`
+    /// destroys the context only then, and frees `ctx` exactly once (also after a failed init,
+    /// when Swift runs `deinit` because every stored property was already set).
+    private var isOpen = false
     private var cfg = vpx_codec_enc_cfg_t()
     private var keyframeRequested = false
+    /// Tests only: a libvpx step to make fail (see ``VP8CodecFault``).
+    private let fault: VP8CodecFault?
 
     /// Opens a libvpx VP8 encoder with `configuration`.
     ///
     /// Throws ``VP8CodecError/badConfiguration(field:value:allowed:)`` for a value out of
     /// range and ``VP8CodecError/libvpx(function:code:message:detail:)`` when libvpx refuses.
-    public init(configuration: VP8EncoderConfiguration) throws(VP8CodecError) {
+    public convenience init(configuration: VP8EncoderConfiguration) throws(VP8CodecError) {
+        try self.init(configuration: configuration, fault: nil)
+    }
+
+    /// Opens an encoder, making the libvpx step `fault` fail when given (tests of the
+    /// failure paths: libvpx itself never refuses a validated configuration).
+    init(configuration: VP8EncoderConfiguration, fault: VP8CodecFault?) throws(VP8CodecError) {
         try configuration.validate()
         config = configuration
+        self.fault = fault
         ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
         ctx.initialize(to: vpx_codec_ctx_t())
-        do {
-            try open()
-        } catch {
-            ctx.deallocate()
-            throw error
-        }
+        // On failure `deinit` runs (all stored properties are set) and frees `ctx`; nothing to do here.
+        try open()
     }
 
     private func open() throws(VP8CodecError) {
@@ -175,8 +185,9 @@ public final class VP8Encoder: @unchecked Sendable {
         cfg.kf_mode = VPX_KF_AUTO
         cfg.kf_min_dist = 0
         cfg.kf_max_dist = UInt32(config.keyframeInterval)
-        res = peer_vpx_codec_enc_init(ctx, iface, &cfg, 0)
-        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_init", res, ctx) }
+        res = fault == .initialize ? VPX_CODEC_MEM_ERROR : peer_vpx_codec_enc_init(ctx, iface, &cfg, 0)
+        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_init", res, fault == nil ? ctx : nil) }
+        isOpen = true
         // Controls as WebRTC's real-time VP8 encoder sets them.
         let maxIntraPct = UInt32(max(300, 600 / 2 * config.frameRate / 10))
         let controls: [(String, () -> vpx_codec_err_t)] = [
@@ -187,17 +198,19 @@ public final class VP8Encoder: @unchecked Sendable {
             ("VP8E_SET_MAX_INTRA_BITRATE_PCT", { peer_vp8e_set_max_intra_bitrate_pct(self.ctx, maxIntraPct) }),
         ]
         for (name, call) in controls {
-            let r = call()
+            let r = fault == .control(name) ? VPX_CODEC_INVALID_PARAM : call()
             guard r == VPX_CODEC_OK else {
                 let error = VP8CodecError.from(name, r, ctx)
                 vpx_codec_destroy(ctx)
+                isOpen = false
                 throw error
             }
         }
     }
 
     deinit {
-        vpx_codec_destroy(ctx)
+        if isOpen { vpx_codec_destroy(ctx) }
+        ctx.deinitialize(count: 1)
         ctx.deallocate()
     }
 
@@ -295,9 +308,9 @@ public final class VP8Encoder: @unchecked Sendable {
             let bytes = [UInt8](UnsafeRawBufferPointer(start: buf, count: f.sz))
             let isKey = (f.flags & vpx_codec_frame_flags_t(peer_vpx_frame_is_key)) != 0
             var encoded = EncodedVideoFrame(data: bytes, isKeyframe: isKey, timestamp: f.pts)
-            if isKey, let size = VP8FrameHeader.keyframeSize(bytes) {
-                encoded.width = size.width
-                encoded.height = size.height
+            if isKey, let header = try? VP8FrameHeader(parsing: bytes), header.isKeyframe {
+                encoded.width = header.width
+                encoded.height = header.height
             }
             out.append(encoded)
         }
@@ -305,20 +318,11 @@ public final class VP8Encoder: @unchecked Sendable {
     }
 }
 
-/// Reading the VP8 frame tag and key-frame header (RFC 6386 §9.1).
-enum VP8FrameHeader {
-    /// True when the frame tag's P bit (bit 0 of the first byte) is 0: a key frame.
-    static func isKeyframe(_ data: [UInt8]) -> Bool {
-        guard let first = data.first else { return false }
-        return first & 1 == 0
-    }
-
-    /// Width and height (low 14 bits of the two little-endian 16-bit fields after the start
-    /// code 9d 01 2a) of a key frame; nil for inter frames, short data or a wrong start code.
-    static func keyframeSize(_ data: [UInt8]) -> (width: Int, height: Int)? {
-        guard data.count >= 10, isKeyframe(data), data[3] == 0x9d, data[4] == 0x01, data[5] == 0x2a else { return nil }
-        let w = (Int(data[6]) | Int(data[7]) << 8) & 0x3fff
-        let h = (Int(data[8]) | Int(data[9]) << 8) & 0x3fff
-        return (w, h)
-    }
+/// Tests only: a libvpx step the encoder or decoder makes fail, to exercise the error paths
+/// of their initialisers (libvpx does not refuse a validated configuration by itself).
+enum VP8CodecFault: Equatable {
+    /// `vpx_codec_enc_init` / `vpx_codec_dec_init` fails (the context is never opened).
+    case initialize
+    /// The named control (e.g. "VP8E_SET_CPUUSED") fails after the context was opened.
+    case control(String)
 }

@@ -1,4 +1,5 @@
 import Foundation
+import RTP
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -24,14 +25,15 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
     /// The "fmt " chunk at byte `offset` is shorter than 16 bytes (`size`).
     case shortFormatChunk(offset: Int64, size: Int64)
     /// A format tag other than 1 (PCM); for WAVE_FORMAT_EXTENSIBLE (0xFFFE), the sub-format's tag
-    /// (e.g. 3 for IEEE float).
-    case unsupportedFormatTag(Int)
-    /// A sample rate other than 48000 Hz.
-    case unsupportedSampleRate(Int)
-    /// A sample size other than 16 bits.
-    case unsupportedBitDepth(Int)
-    /// A channel count other than 1 or 2.
-    case unsupportedChannelCount(Int)
+    /// (e.g. 3 for IEEE float). `offset`: byte offset of the "fmt " chunk (0 when not from a file).
+    case unsupportedFormatTag(Int, offset: Int64 = 0)
+    /// A sample rate (Hz) other than 48000; `offset`: byte offset of the "fmt " chunk (0 when not from a file).
+    case unsupportedSampleRate(Int, offset: Int64 = 0)
+    /// A sample size (bits) other than 16; `offset`: byte offset of the "fmt " chunk (0 when not from a file).
+    case unsupportedBitDepth(Int, offset: Int64 = 0)
+    /// A channel count other than 1 or 2; `offset`: byte offset of the "fmt " chunk, 0 when
+    /// not from a file (``WAVWriter/init(path:channels:sizeUpdateInterval:maxGapSamples:)``).
+    case unsupportedChannelCount(Int, offset: Int64 = 0)
     /// The chunk `id` at byte `offset` declares `size` bytes but only `bytesLeft` follow (not for "data").
     case chunkBeyondEnd(id: String, offset: Int64, size: Int64, bytesLeft: Int64)
     /// The file has no "fmt " chunk before its end or its "data" chunk.
@@ -50,10 +52,12 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
         case let .notRIFF(f): return "WAV: not a RIFF file (starts with \"\(f)\")"
         case let .notWAVE(f): return "WAV: RIFF form \"\(f)\", expected WAVE"
         case let .shortFormatChunk(o, s): return "WAV: fmt chunk at byte \(o) has \(s) bytes, need 16"
-        case let .unsupportedFormatTag(t): return "WAV: format tag \(t) not supported, only 1 (PCM)"
-        case let .unsupportedSampleRate(r): return "WAV: sample rate \(r) Hz not supported, only 48000"
-        case let .unsupportedBitDepth(b): return "WAV: \(b) bits per sample not supported, only 16"
-        case let .unsupportedChannelCount(c): return "WAV: \(c) channels not supported, only 1 or 2"
+        case let .unsupportedFormatTag(t, o): return "WAV: fmt chunk at byte \(o): format tag \(t) not supported, only 1 (PCM)"
+        case let .unsupportedSampleRate(r, o): return "WAV: fmt chunk at byte \(o): sample rate \(r) Hz not supported, only 48000"
+        case let .unsupportedBitDepth(b, o): return "WAV: fmt chunk at byte \(o): \(b) bits per sample not supported, only 16"
+        case let .unsupportedChannelCount(c, o):
+            return o > 0 ? "WAV: fmt chunk at byte \(o): \(c) channels not supported, only 1 or 2"
+                         : "WAV: \(c) channels not supported, only 1 or 2"
         case let .chunkBeyondEnd(id, o, s, left): return "WAV: chunk \"\(id)\" at byte \(o) declares \(s) bytes, \(left) left"
         case .missingFormatChunk: return "WAV: no fmt chunk before the data"
         case .missingDataChunk: return "WAV: no data chunk"
@@ -72,8 +76,9 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
 ///   ``close()`` and `deinit` (sizes clamp at 4 GiB − 1).
 /// - Each frame's samples go to the file in one `write(2)`.
 /// - When a frame's timestamp (48 kHz) is after the end of the previous one, the gap
-///   (up to `maxGapSamples`) is written as silence so the file keeps the true duration;
-///   a frame at or before that end is appended as is.
+///   (up to `maxGapSamples`) is written as silence so the file keeps the true duration,
+///   in writes of at most one second from one reused buffer; a frame at or before that
+///   end is appended as is.
 ///
 /// Thread-safe (a lock serializes calls).
 public final class WAVWriter: @unchecked Sendable {
@@ -90,6 +95,11 @@ public final class WAVWriter: @unchecked Sendable {
     private var dataBytes: Int64 = 0
     private var lastSizeWrite: Double
     private var nextTimestamp: Int64?
+    /// Zeros for gap silence, at most one second, reused.
+    private var silence: [UInt8] = []
+    /// Largest single append so far in bytes (tests: gap silence is written in pieces).
+    var largestAppend: Int { lock.mediaLocked { _largestAppend } }
+    private var _largestAppend = 0
 
     /// Samples per channel written so far (gap silence included).
     public var samplesPerChannelWritten: Int64 { lock.mediaLocked { dataBytes / Int64(2 * channels) } }
@@ -140,17 +150,38 @@ public final class WAVWriter: @unchecked Sendable {
             if let expected = nextTimestamp, frame.timestamp > expected, frame.timestamp - expected <= maxGapSamples {
                 gap = frame.timestamp - expected
             }
-            var bytes = [UInt8](repeating: 0, count: Int(gap) * channels * 2)
-            bytes.reserveCapacity(bytes.count + frame.samples.count * 2)
+            if gap > 0 { try writeSilence(samplesPerChannel: gap) }
+            var bytes = [UInt8]()
+            bytes.reserveCapacity(frame.samples.count * 2)
             for s in frame.samples { bytes.mediaPutLE16(Int(UInt16(bitPattern: s))) }
-            do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
-            dataBytes += Int64(bytes.count)
+            try append(bytes)
             nextTimestamp = max(nextTimestamp ?? .min, frame.timestamp + Int64(frame.samplesPerChannel))
             let now = mediaMonotonicSeconds()
             if now - lastSizeWrite >= sizeUpdateInterval {
                 try writeSizes()
                 lastSizeWrite = now
             }
+        }
+    }
+
+    /// Appends `bytes` and counts them (lock held).
+    private func append(_ bytes: [UInt8]) throws(WAVError) {
+        do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
+        dataBytes += Int64(bytes.count)
+        _largestAppend = max(_largestAppend, bytes.count)
+    }
+
+    /// Writes `samplesPerChannel` of silence in writes of at most one second, from one
+    /// reused zero buffer (a 10-minute gap of stereo is 115 MB: never allocated at once).
+    private func writeSilence(samplesPerChannel: Int64) throws(WAVError) {
+        let bytesPerSample = Int64(2 * channels)
+        var left = samplesPerChannel * bytesPerSample
+        let chunk = Int(min(left, Int64(AudioFrame.sampleRate) * bytesPerSample))
+        if silence.count < chunk { silence = [UInt8](repeating: 0, count: chunk) }
+        while left > 0 {
+            let n = Int(min(left, Int64(silence.count)))
+            try append(n == silence.count ? silence : Array(silence.prefix(n)))
+            left -= Int64(n)
         }
     }
 
@@ -178,6 +209,38 @@ public final class WAVWriter: @unchecked Sendable {
 }
 
 // MARK: - Reader
+
+/// The fields of a "fmt " chunk body the reader checks (RIFF WAVE, little-endian).
+struct WAVFormat: Equatable {
+    /// Format tag (1 = PCM); for WAVE_FORMAT_EXTENSIBLE (0xFFFE) with its 26+ bytes, the
+    /// sub-format GUID's first two bytes.
+    var tag: Int
+    /// Channels.
+    var channels: Int
+    /// Samples per second per channel (Hz).
+    var sampleRate: Int
+    /// Bits per sample.
+    var bitsPerSample: Int
+
+    /// Parses the chunk body `f` (without its 8-byte chunk header) of the chunk at byte `offset`.
+    /// Throws ``WAVError/shortFormatChunk(offset:size:)`` when `f` has fewer than 16 bytes.
+    init(parsing f: [UInt8], offset: Int64) throws(WAVError) {
+        var r = ByteReader(f)
+        do throws(ByteReaderError) {
+            tag = Int(try r.u16le("format tag"))
+            channels = Int(try r.u16le("channels"))
+            sampleRate = Int(try r.u32le("sample rate"))
+            try r.skip(6, "byte rate and block align")
+            bitsPerSample = Int(try r.u16le("bits per sample"))
+            if tag == 0xFFFE && f.count >= 26 {
+                try r.skip(8, "cbSize, valid bits, channel mask")
+                tag = Int(try r.u16le("sub-format tag"))
+            }
+        } catch {
+            throw .shortFormatChunk(offset: offset, size: Int64(f.count))
+        }
+    }
+}
 
 /// Reads a 16-bit PCM 48 kHz WAV file (1 or 2 channels) in blocks of a requested size.
 ///
@@ -228,8 +291,12 @@ public final class WAVReader {
             let chunk: [UInt8]
             do throws(MediaIOError) { chunk = try file.read(at: offset, count: 8) } catch { throw .io(error) }
             guard chunk.count == 8 else { throw format == nil ? .missingFormatChunk : .missingDataChunk }
-            let id = String(decoding: chunk[0..<4], as: UTF8.self)
-            let declared = Int64(chunk.mediaLE32(4))
+            var header = ByteReader(chunk)
+            let id: String, declared: Int64
+            do throws(ByteReaderError) {
+                id = String(decoding: try header.take(4, "chunk id"), as: UTF8.self)
+                declared = Int64(try header.u32le("chunk size"))
+            } catch { throw format == nil ? .missingFormatChunk : .missingDataChunk }
             let left = size - offset - 8
             if id == "data" {
                 guard let format else { throw .missingFormatChunk }
@@ -246,14 +313,12 @@ public final class WAVReader {
                 guard declared >= 16 else { throw .shortFormatChunk(offset: offset, size: declared) }
                 let f: [UInt8]
                 do throws(MediaIOError) { f = try file.read(at: offset + 8, count: Int(min(declared, 40))) } catch { throw .io(error) }
-                var tag = f.mediaLE16(0)
-                // WAVE_FORMAT_EXTENSIBLE: the sub-format GUID's first two bytes are the real tag.
-                if tag == 0xFFFE && f.count >= 26 { tag = f.mediaLE16(24) }
-                guard tag == 1 else { throw .unsupportedFormatTag(tag) }
-                let ch = f.mediaLE16(2), rate = Int(f.mediaLE32(4)), bits = f.mediaLE16(14)
-                guard bits == 16 else { throw .unsupportedBitDepth(bits) }
-                guard rate == AudioFrame.sampleRate else { throw .unsupportedSampleRate(rate) }
-                guard ch == 1 || ch == 2 else { throw .unsupportedChannelCount(ch) }
+                let fmt = try WAVFormat(parsing: f, offset: offset)
+                guard fmt.tag == 1 else { throw .unsupportedFormatTag(fmt.tag, offset: offset) }
+                guard fmt.bitsPerSample == 16 else { throw .unsupportedBitDepth(fmt.bitsPerSample, offset: offset) }
+                guard fmt.sampleRate == AudioFrame.sampleRate else { throw .unsupportedSampleRate(fmt.sampleRate, offset: offset) }
+                guard fmt.channels == 1 || fmt.channels == 2 else { throw .unsupportedChannelCount(fmt.channels, offset: offset) }
+                let (ch, rate) = (fmt.channels, fmt.sampleRate)
                 format = (ch, rate)
             }
             offset += 8 + declared + (declared & 1)
@@ -277,7 +342,10 @@ public final class WAVReader {
         } catch { throw .io(error) }
         let whole = bytes.count / Int(block) * Int(block)
         var samples = [Int16](repeating: 0, count: whole / 2)
-        for i in 0..<samples.count { samples[i] = Int16(bitPattern: UInt16(bytes.mediaLE16(2 * i))) }
+        var r = ByteReader(bytes)
+        do throws(ByteReaderError) {
+            for i in 0..<samples.count { samples[i] = Int16(bitPattern: try r.u16le("sample")) }
+        } catch { return nil }  // unreachable: `whole` ≤ bytes.count
         guard !samples.isEmpty, let frame = try? AudioFrame(channels: channels, samples: samples, timestamp: timestamp) else {
             return nil
         }

@@ -35,6 +35,9 @@ public enum Y4MError: Error, Equatable, CustomStringConvertible {
     case unsupportedColorspace(String)
     /// Frame `index` (0-based in the file) at byte `offset` does not start with "FRAME".
     case badFrameHeader(index: Int, offset: Int64)
+    /// Frame `index` at byte `offset` starts with "FRAME" but has no newline within the first
+    /// `limit` bytes of its line (frame parameters are short; 64 KiB is the reader's bound).
+    case frameHeaderTooLong(index: Int, offset: Int64, limit: Int)
     /// Frame `index` at byte `offset` has `bytesFound` of its `expected` plane bytes (the file ends).
     case truncatedFrame(index: Int, offset: Int64, bytesFound: Int, expected: Int)
 
@@ -50,6 +53,7 @@ public enum Y4MError: Error, Equatable, CustomStringConvertible {
         case let .unsupportedInterlacing(i): return "Y4M: interlacing \"I\(i)\" not supported, only Ip"
         case let .unsupportedColorspace(c): return "Y4M: colour space \"C\(c)\" not supported, only 4:2:0 (420, 420jpeg, 420paeth, 420mpeg2)"
         case let .badFrameHeader(i, o): return "Y4M: frame \(i) at byte \(o) does not start with FRAME"
+        case let .frameHeaderTooLong(i, o, l): return "Y4M: frame \(i) at byte \(o): no end of the FRAME line in \(l) bytes"
         case let .truncatedFrame(i, o, f, e): return "Y4M: frame \(i) at byte \(o) has \(f) of \(e) bytes"
         }
     }
@@ -72,11 +76,15 @@ public struct Y4MHeader: Equatable, Sendable {
     /// Colour space as written after C ("420jpeg" when absent).
     public var colorspace: String
 
+    /// Largest frame-rate numerator or denominator accepted (2^31).
+    public static let maximumRateTerm = 1 << 31
+
     /// The colour spaces read: 8-bit 4:2:0 with any chroma siting.
     public static let supportedColorspaces: Set<String> = ["420", "420jpeg", "420paeth", "420mpeg2"]
 
     /// Parses the header line without "YUV4MPEG2 " and the newline. Throws
-    /// ``Y4MError/badToken(_:)``, ``Y4MError/missingToken(_:)``, ``Y4MError/badDimensions(width:height:)``,
+    /// ``Y4MError/badToken(_:)`` (also for an F token whose numerator or denominator is
+    /// beyond 2^31; 0 in either means 25:1), ``Y4MError/missingToken(_:)``, ``Y4MError/badDimensions(width:height:)``,
     /// ``Y4MError/unsupportedInterlacing(_:)``, ``Y4MError/unsupportedColorspace(_:)``.
     public init(parsing line: String) throws(Y4MError) {
         var w: Int?, h: Int?, num = 0, den = 0
@@ -91,7 +99,9 @@ public struct Y4MHeader: Equatable, Sendable {
             case "H": guard let v = Int(value) else { throw .badToken(String(token)) }; h = v
             case "F":
                 let parts = value.split(separator: ":")
-                guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]), n >= 0, d >= 0 else {
+                // Bounded so that 90 000 × den (ticks per frame × num) cannot overflow.
+                guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]),
+                      (0...Y4MHeader.maximumRateTerm).contains(n), (0...Y4MHeader.maximumRateTerm).contains(d) else {
                     throw .badToken(String(token))
                 }
                 (num, den) = (n, d)
@@ -152,19 +162,30 @@ public final class Y4MReader {
         offset = firstFrameOffset
     }
 
+    /// Longest FRAME line read, newline included: 64 KiB.
+    public static let maximumFrameLineBytes = 65_536
+
     /// Bytes of one frame's planes.
     public var frameByteCount: Int { I420Frame.byteCount(width: header.width, height: header.height) }
 
     /// The next frame; nil at the end of the file (never with ``loop`` unless the file has no
     /// frame). Throws ``Y4MError/badFrameHeader(index:offset:)``,
+    /// ``Y4MError/frameHeaderTooLong(index:offset:limit:)`` (no newline in 64 KiB),
     /// ``Y4MError/truncatedFrame(index:offset:bytesFound:expected:)``, ``Y4MError/io(_:)``.
     public func next() throws(Y4MError) -> I420Frame? {
         if offset >= fileSize {
             guard loop, indexInFile > 0 else { return nil }
             rewindFile()
         }
-        let line: [UInt8]
+        var line: [UInt8]
         do throws(MediaIOError) { line = try file.read(at: offset, count: 256) } catch { throw .io(error) }
+        if line.count == 256, line.starts(with: Array("FRAME".utf8)), !line.contains(0x0a) {
+            // Long frame parameters: read on up to the bound.
+            do throws(MediaIOError) { line = try file.read(at: offset, count: Y4MReader.maximumFrameLineBytes) } catch { throw .io(error) }
+            if line.count == Y4MReader.maximumFrameLineBytes, !line.contains(0x0a) {
+                throw .frameHeaderTooLong(index: indexInFile, offset: offset, limit: Y4MReader.maximumFrameLineBytes)
+            }
+        }
         guard line.starts(with: Array("FRAME".utf8)), let newline = line.firstIndex(of: 0x0a),
               newline == 5 || line[5] == 0x20 else {
             throw .badFrameHeader(index: indexInFile, offset: offset)

@@ -52,6 +52,31 @@ public struct ByteReader {
         return bytes[offset..<offset + 8].reduce(0) { $0 << 8 | UInt64($1) }
     }
 
+    /// Reads a 16-bit little-endian integer (the byte order of RIFF/WAV, IVF and the
+    /// Ogg Opus headers, RFC 7845 §5; not of RTP). Throws
+    /// ``ByteReaderError/truncated(offset:wanted:available:field:)``.
+    public mutating func u16le(_ field: String = "u16le") throws(ByteReaderError) -> UInt16 {
+        try need(2, field)
+        defer { offset += 2 }
+        return UInt16(bytes[offset]) | UInt16(bytes[offset + 1]) << 8
+    }
+
+    /// Reads a 32-bit little-endian integer (RIFF/WAV, IVF, Ogg Opus headers). Throws
+    /// ``ByteReaderError/truncated(offset:wanted:available:field:)``.
+    public mutating func u32le(_ field: String = "u32le") throws(ByteReaderError) -> UInt32 {
+        try need(4, field)
+        defer { offset += 4 }
+        return bytes[offset..<offset + 4].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    /// Reads a 64-bit little-endian integer (IVF frame timestamps). Throws
+    /// ``ByteReaderError/truncated(offset:wanted:available:field:)``.
+    public mutating func u64le(_ field: String = "u64le") throws(ByteReaderError) -> UInt64 {
+        try need(8, field)
+        defer { offset += 8 }
+        return bytes[offset..<offset + 8].reversed().reduce(0) { $0 << 8 | UInt64($1) }
+    }
+
     /// Reads `count` bytes.
     public mutating func take(_ count: Int, _ field: String = "bytes") throws(ByteReaderError) -> [UInt8] {
         try need(count, field)

@@ -21,6 +21,11 @@ public struct NackGenerator: Sendable {
     private var unwrapper = SequenceUnwrapper()
     private var newest: Int64?
     private var missing: [Int64: (tries: Int, lastAskedMs: Int64)] = [:]
+    /// Lower bound of the keys in ``missing`` (no key is smaller); lets ``received(_:nowMs:)``
+    /// drop only the keys that fell out of the window instead of rebuilding the dictionary.
+    private var oldestMissing: Int64 = .max
+    /// Keys visited by window trimming so far (tests: the cost per forward packet stays small).
+    private(set) var windowWork = 0
 
     /// A generator with the given limits.
     public init(maximumRetries: Int = 10, retryIntervalMs: Int64 = 40, maximumAgePackets: Int64 = 500) {
@@ -35,10 +40,12 @@ public struct NackGenerator: Sendable {
         let seq = unwrapper.unwrap(sequenceNumber)
         guard let last = newest else { newest = seq; return }
         if seq > last {
-            var s = max(last + 1, seq - maximumAgePackets)
+            let floor = seq - maximumAgePackets
+            var s = max(last + 1, floor)
+            if s < seq { oldestMissing = min(oldestMissing, s) }
             while s < seq { missing[s] = (0, 0); s += 1 }
             newest = seq
-            missing = missing.filter { $0.key >= seq - maximumAgePackets }
+            dropMissing(below: floor)
         } else if missing.removeValue(forKey: seq).map({ $0.tries > 0 }) == true {
             recovered += 1
         }
@@ -58,6 +65,25 @@ public struct NackGenerator: Sendable {
             }
         }
         return out
+    }
+
+    /// Removes the missing entries older than `floor`. Walks the keys from ``oldestMissing``
+    /// up to `floor` when that is shorter than the dictionary, else filters it once; either
+    /// way each forward packet costs only what fell out of the window.
+    private mutating func dropMissing(below floor: Int64) {
+        guard oldestMissing < floor, !missing.isEmpty else {
+            if missing.isEmpty { oldestMissing = .max }
+            return
+        }
+        if floor - oldestMissing <= Int64(missing.count) {
+            var k = oldestMissing
+            while k < floor { missing[k] = nil; k += 1 }
+            windowWork += Int(floor - oldestMissing)
+        } else {
+            windowWork += missing.count
+            missing = missing.filter { $0.key >= floor }
+        }
+        oldestMissing = missing.isEmpty ? .max : floor
     }
 
     /// How many packets are currently missing and still being asked for.

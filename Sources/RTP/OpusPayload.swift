@@ -71,7 +71,8 @@ public enum OpusPayloadError: Error, Equatable, CustomStringConvertible {
 }
 
 /// Puts Opus packets into RTP packets (RFC 7587 §4): one Opus packet per RTP packet,
-/// marker bit clear, sequence numbers increasing by one and wrapping at 2^16, the
+/// marker bit clear unless asked (the first packet after DTX silence, RFC 7587 §4.1,
+/// RFC 3551 §4.1), sequence numbers increasing by one and wrapping at 2^16, the
 /// timestamp (48 kHz ticks) given by the caller.
 public struct OpusPacketizer: Sendable {
     /// The RTP clock rate of Opus: always 48 000 Hz (RFC 7587 §4.1).
@@ -92,14 +93,16 @@ public struct OpusPacketizer: Sendable {
     }
 
     /// Wraps one Opus packet (`opusPacket`, starting with its TOC byte) with RTP timestamp
-    /// `timestamp` (48 kHz ticks); `headerExtension`, if given, goes on the packet.
+    /// `timestamp` (48 kHz ticks); `marker` sets the RTP marker bit — true for the first
+    /// packet after a silence period with DTX (RFC 7587 §4.1, RFC 3551 §4.1), false
+    /// otherwise (default); `headerExtension`, if given, goes on the packet.
     ///
     /// Throws ``OpusPayloadError/emptyPacket`` for an empty packet.
-    public mutating func packetize(_ opusPacket: [UInt8], timestamp: UInt32,
+    public mutating func packetize(_ opusPacket: [UInt8], timestamp: UInt32, marker: Bool = false,
                                    headerExtension: RTPHeaderExtension? = nil) throws(OpusPayloadError) -> RTPPacket {
         guard !opusPacket.isEmpty else { throw .emptyPacket }
         defer { nextSequenceNumber &+= 1 }
-        return RTPPacket(marker: false, payloadType: payloadType, sequenceNumber: nextSequenceNumber,
+        return RTPPacket(marker: marker, payloadType: payloadType, sequenceNumber: nextSequenceNumber,
                          timestamp: timestamp, ssrc: ssrc, headerExtension: headerExtension, payload: opusPacket)
     }
 }

@@ -172,6 +172,13 @@ public struct VP8FrameHeader: Equatable, Sendable {
     /// Key frames: the height in pixels (low 14 bits of bytes 8–9). `nil` for inter frames.
     public var height: Int?
 
+    /// True when `frame` is non-empty and its first byte's P bit is 0 (a key frame); no other
+    /// byte is checked (for deciding whether a decoder may start, before a full parse).
+    public static func isKeyframe(_ frame: [UInt8]) -> Bool {
+        guard let first = frame.first else { return false }
+        return first & 0x01 == 0
+    }
+
     /// Parses the frame tag (and key frame header) at the start of `frame`.
     ///
     /// Throws ``VP8PayloadError``: `.truncated` (fewer than 3 bytes, or fewer than 10

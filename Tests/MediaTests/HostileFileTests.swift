@@ -68,6 +68,62 @@ import TestSupport
         #expect(try IVFReader.readAll(path: p).isEmpty)
     }
 
+    /// An IVF file of key frames with the given timestamps (file ticks) and time base.
+    static func ivf(_ timestamps: [Int64], rate: UInt32 = 90_000, scale: UInt32 = 1) -> [UInt8] {
+        let key: [UInt8] = [0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00]
+        var b = IVFHeader(width: 320, height: 240, timeBaseRate: rate, timeBaseScale: scale, frameCount: UInt32(timestamps.count)).bytes
+        for t in timestamps {
+            b.mediaPutLE32(UInt32(key.count))
+            b.mediaPutLE64(UInt64(bitPattern: t))
+            b += key
+        }
+        return b
+    }
+
+    /// Issue 7 A1: hostile IVF timestamps are a typed error naming frame, offset and value,
+    /// never an arithmetic overflow trap (before the fix: time base 1/1 with pts Int64.min then
+    /// Int64.max trapped in IVFSource's `frame.timestamp - lastTimestamp`, and a looping file
+    /// with huge timestamps trapped in `lastTimestamp + interval`).
+    @Test func hostileIVFTimestampsAreTypedErrors() throws {
+        let dir = TestServices.temporaryDirectory("hostile-ivf-ts")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let p = "\(dir)/t.ivf"
+        let limit: Int64 = 1 << 53
+
+        try Self.write(Self.ivf([.min, .max], rate: 1, scale: 1), p)
+        #expect(throws: IVFError.badTimestamp(index: 0, offset: 32, value: .min)) { try IVFReader.readAll(path: p) }
+        #expect(throws: IVFError.badTimestamp(index: 0, offset: 32, value: .min)) { try IVFSource(path: p).nextFrame() }
+        try Self.write(Self.ivf([0, .max], rate: 1, scale: 1), p)
+        let source = try IVFSource(path: p)
+        #expect(try source.nextFrame()?.timestamp == 0)
+        #expect(throws: IVFError.badTimestamp(index: 1, offset: 54, value: .max)) { try source.nextFrame() }
+
+        // ±2^53 ticks at 1/90000 are accepted; one more is not; 2^40 s at 1/1 is 2^40 × 90000 ticks at 90 kHz.
+        try Self.write(Self.ivf([-limit, limit]), p)
+        #expect(try IVFReader.readAll(path: p).map(\.timestamp) == [-limit, limit])
+        try Self.write(Self.ivf([0, limit + 1]), p)
+        #expect(throws: IVFError.badTimestamp(index: 1, offset: 54, value: limit + 1)) { try IVFReader.readAll(path: p) }
+        try Self.write(Self.ivf([1 << 40], rate: 1, scale: 1), p)
+        #expect(throws: IVFError.badTimestamp(index: 0, offset: 32, value: 1 << 40)) { try IVFReader.readAll(path: p) }
+        #expect(IVFError.badTimestamp(index: 1, offset: 54, value: 7).description == "IVF: frame 1 at byte 54 has timestamp 7, beyond ±2^53 ticks")
+
+        // A looping file spanning 2^54 ticks: each loop adds 2^55, so after about 250 loops the
+        // timestamps would pass Int64.max; the source ends with the typed error instead.
+        try Self.write(Self.ivf([-limit, limit]), p)
+        let looping = try IVFSource(path: p, loop: true)
+        var timestamps: [Int64] = []
+        var failure: Error?
+        do {
+            while timestamps.count < 2_000, let f = try looping.nextFrame() { timestamps.append(f.timestamp) }
+        } catch { failure = error }
+        #expect(timestamps.count > 400 && timestamps.count < 600)
+        #expect(zip(timestamps, timestamps.dropFirst()).allSatisfy { $0 < $1 })
+        guard case .badTimestamp(index: 0, offset: 32, value: -limit)? = failure as? IVFError else {
+            Issue.record("looping ended with \(String(describing: failure)) after \(timestamps.count) frames")
+            return
+        }
+    }
+
     @Test func unsupportedAndBrokenY4MFiles() async throws {
         let dir = TestServices.temporaryDirectory("hostile-y4m")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -92,6 +148,17 @@ import TestSupport
         #expect(throws: Y4MError.badDimensions(width: 0, height: 16)) { try Y4MReader(path: p) }
         try header("YUV4MPEG2 Wx H16\n")
         #expect(throws: Y4MError.badToken("Wx")) { try Y4MReader(path: p) }
+        // Issue 7 A3: before the fix F1:9223372036854775807 was accepted and the first frame's
+        // timestamp trapped computing 90 000 × denominator; rate terms are now bounded to 2^31.
+        try Self.write(Array("YUV4MPEG2 W2 H2 F1:9223372036854775807\nFRAME\n".utf8) + [UInt8](repeating: 1, count: 6), p)
+        #expect(throws: Y4MError.badToken("F1:9223372036854775807")) { try Y4MReader(path: p).next() }
+        #expect(throws: Y4MError.badToken("F1:9223372036854775807")) { try Y4MSource(path: p).nextFrame() }
+        try header("YUV4MPEG2 W2 H2 F2147483649:1\n")
+        #expect(throws: Y4MError.badToken("F2147483649:1")) { try Y4MReader(path: p) }
+        try Self.write(Array("YUV4MPEG2 W2 H2 F1:2147483648\nFRAME\n".utf8) + [UInt8](repeating: 1, count: 6)
+                       + Array("FRAME\n".utf8) + [UInt8](repeating: 2, count: 6), p)
+        let slow = try Y4MReader(path: p)
+        #expect(try [slow.next()?.timestamp, slow.next()?.timestamp] == [0, 90_000 * 2_147_483_648])
         try header("YUV4MPEG W16 H16\n")
         #expect(throws: Y4MError.badSignature(found: "YUV4MPEG W")) { try Y4MReader(path: p) }
         try header("YUV4MPEG2 W16 H16" + String(repeating: " XPAD", count: 1000))
@@ -108,6 +175,17 @@ import TestSupport
         #expect(throws: Y4MError.truncatedFrame(index: 0, offset: 24, bytesFound: 12, expected: 16384 * 16384 * 3 / 2)) {
             try Y4MReader(path: p).next()
         }
+        // Issue 7 B: a FRAME line longer than the first 256-byte read (before: badFrameHeader).
+        let params = " " + String(repeating: "XCOMMENT=0123456789 ", count: 20)
+        try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAME\(params)\n".utf8) + frame
+                       + Array("FRAME\n".utf8) + frame, p)
+        let long = try Y4MReader(path: p)
+        #expect(try long.next()?.data == frame)
+        #expect(try long.next()?.data == frame)
+        #expect(try long.next() == nil)
+        // No newline within 64 KiB: its own error, not a scan of the whole file.
+        try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAME ".utf8) + [UInt8](repeating: 0x41, count: 70_000), p)
+        #expect(throws: Y4MError.frameHeaderTooLong(index: 0, offset: 16, limit: 65_536)) { try Y4MReader(path: p).next() }
         try Self.write(Array("YUV4MPEG2 W2 H2\n".utf8) + Array("FRAMX\n".utf8) + frame, p)
         #expect(throws: Y4MError.badFrameHeader(index: 0, offset: 16)) { try Y4MReader(path: p).next() }
     }
@@ -121,13 +199,13 @@ import TestSupport
             return p
         }
         let hz44 = try await ffmpeg("44k.wav", ["-ar", "44100", "-c:a", "pcm_s16le"])
-        #expect(throws: WAVError.unsupportedSampleRate(44_100)) { try WAVReader(path: hz44) }
+        #expect(throws: WAVError.unsupportedSampleRate(44_100, offset: 12)) { try WAVReader(path: hz44) }
         let u8 = try await ffmpeg("u8.wav", ["-ar", "48000", "-c:a", "pcm_u8"])
-        #expect(throws: WAVError.unsupportedBitDepth(8)) { try WAVReader(path: u8) }
+        #expect(throws: WAVError.unsupportedBitDepth(8, offset: 12)) { try WAVReader(path: u8) }
         let float = try await ffmpeg("f32.wav", ["-ar", "48000", "-c:a", "pcm_f32le"])
-        #expect(throws: WAVError.unsupportedFormatTag(3)) { try WAVReader(path: float) }
+        #expect(throws: WAVError.unsupportedFormatTag(3, offset: 12)) { try WAVReader(path: float) }
         let six = try await ffmpeg("6ch.wav", ["-ar", "48000", "-ac", "6", "-c:a", "pcm_s16le"])
-        #expect(throws: WAVError.unsupportedChannelCount(6)) { try WAVReader(path: six) }
+        #expect(throws: WAVError.unsupportedChannelCount(6, offset: 12)) { try WAVReader(path: six) }
         let ogg = try await ffmpeg("not.ogg", ["-ar", "48000", "-c:a", "libopus", "-f", "ogg"])
         #expect(throws: WAVError.notRIFF(found: "OggS")) { try WAVReader(path: ogg) }
 
@@ -143,10 +221,22 @@ import TestSupport
         #expect(throws: WAVError.missingDataChunk) { try WAVReader(path: p) }
         try Self.write(Array(h.prefix(12)) + Array("junk".utf8) + [0xff, 0, 0, 0, 1], p)
         #expect(throws: WAVError.chunkBeyondEnd(id: "junk", offset: 12, size: 255, bytesLeft: 1)) { try WAVReader(path: p) }
+        // A fmt chunk declaring 4 bytes: named with its offset.
+        try Self.write(Array(h.prefix(12)) + Array("fmt ".utf8) + [4, 0, 0, 0, 1, 0, 1, 0] + Array(h.suffix(8)), p)
+        #expect(throws: WAVError.shortFormatChunk(offset: 12, size: 4)) { try WAVReader(path: p) }
+        // Issue 7 A5: the fmt parser itself bounds-checks its body (before, 15 bytes indexed
+        // byte 14 and 15 unchecked: a trap if the file shrank between fstat and pread).
+        #expect(throws: WAVError.shortFormatChunk(offset: 36, size: 15)) {
+            try WAVFormat(parsing: Array(h[20..<35]), offset: 36)
+        }
+        let fmt = try WAVFormat(parsing: Array(h[20..<36]), offset: 12)
+        #expect(fmt.tag == 1 && fmt.channels == 1 && fmt.sampleRate == 48_000 && fmt.bitsPerSample == 16)
+        #expect(WAVError.unsupportedSampleRate(44_100, offset: 12).description == "WAV: fmt chunk at byte 12: sample rate 44100 Hz not supported, only 48000")
     }
 
     /// 300 seeded mutations (byte flips, truncations) of valid IVF, Y4M and WAV files:
-    /// every read ends in frames or a typed error, never a crash.
+    /// every read ends in frames or a typed error, never a crash — through the readers and
+    /// through the looping IVFSource and Y4MSource.
     @Test func mutatedFilesNeverCrashTheReaders() throws {
         let dir = TestServices.temporaryDirectory("hostile-fuzz")
         defer { try? FileManager.default.removeItem(atPath: dir) }
@@ -170,7 +260,16 @@ import TestSupport
             try Self.write(b, p)
             let outcome: String
             switch i % 3 {
-            case 0: outcome = (try? IVFReader.readAll(path: p)).map { "ivf \($0.count) frames" } ?? "ivf error"
+            case 0:
+                outcome = (try? IVFReader.readAll(path: p)).map { "ivf \($0.count) frames" } ?? "ivf error"
+                // The same file through the looping source (timestamps shifted per loop).
+                let viaSource = (try? { () throws -> Int in
+                    let s = try IVFSource(path: p, loop: true)
+                    var n = 0
+                    while n < 7, try s.nextFrame() != nil { n += 1 }
+                    return n
+                }()).map { "ivf source \($0) frames" } ?? "ivf source error"
+                outcomes[viaSource, default: 0] += 1
             case 1:
                 outcome = (try? { () throws -> Int in
                     let r = try Y4MReader(path: p, loop: true)
@@ -178,6 +277,13 @@ import TestSupport
                     while n < 5, try r.next() != nil { n += 1 }
                     return n
                 }()).map { "y4m \($0) frames" } ?? "y4m error"
+                let viaSource = (try? { () throws -> Int in
+                    let s = try Y4MSource(path: p, loop: true)
+                    var n = 0
+                    while n < 5, try s.nextFrame() != nil { n += 1 }
+                    return n
+                }()).map { "y4m source \($0) frames" } ?? "y4m source error"
+                outcomes[viaSource, default: 0] += 1
             default:
                 outcome = (try? { () throws -> Int in
                     let r = try WAVReader(path: p)
@@ -190,6 +296,9 @@ import TestSupport
         }
         #expect(outcomes["ivf error", default: 0] > 0 && outcomes["y4m error", default: 0] > 0 && outcomes["wav error", default: 0] > 0)
         #expect(outcomes.keys.contains { $0.hasPrefix("ivf ") && $0.hasSuffix("frames") })
+        #expect(outcomes.keys.contains { $0.hasPrefix("ivf source") && $0.hasSuffix("frames") })
+        #expect(outcomes.keys.contains { $0.hasPrefix("y4m source") && $0.hasSuffix("frames") })
+        #expect(outcomes["ivf source 7 frames", default: 0] > 0)
         print("mutations: \(outcomes.sorted { $0.key < $1.key })")
     }
 }

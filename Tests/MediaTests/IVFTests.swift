@@ -151,6 +151,53 @@ extension Array where Element == UInt8 {
         #expect(frames[0].width == 320 && frames[0].height == 240)
     }
 
+    /// Issue 7 B: an idle writer's header is refreshed by its timer. Before the fix the count
+    /// was only rewritten by a write finding the last rewrite a second old, so three quick
+    /// writes and no more left 0 on disk until close.
+    @Test func idleWriterHeaderCountIsRefreshedWithinASecond() async throws {
+        let dir = TestServices.temporaryDirectory("ivf-idle")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let key: [UInt8] = [0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00, 9, 9]
+        let inter: [UInt8] = [0x31, 0x00, 0x00, 1, 2, 3]
+        let path = "\(dir)/idle.ivf"
+        let writer = try IVFWriter(path: path)
+        try writer.write(EncodedVideoFrame(data: key, isKeyframe: true, timestamp: 0))
+        try writer.write(EncodedVideoFrame(data: inter, isKeyframe: false, timestamp: 3000))
+        try writer.write(EncodedVideoFrame(data: inter, isKeyframe: false, timestamp: 6000))
+        #expect(MediaFileTool.bytes(path).fileLE32(24) == 0)
+        try await Task.sleep(for: .milliseconds(1_200))
+        #expect(MediaFileTool.bytes(path).fileLE32(24) == 3)
+        #expect(writer.framesWritten == 3)
+        try writer.close()
+    }
+
+    /// Issue 7 C: a real file cut in the middle of its last frame: vpxdec exits 0 after
+    /// decoding the whole frames (N − 1) and warns; IVFReader returns those N − 1 frames,
+    /// byte-identical, and throws frameBeyondEnd naming the last one.
+    @Test func fileCutInsideItsLastFrame() async throws {
+        let dir = TestServices.temporaryDirectory("ivf-cut")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let y4m = try await MediaFileTool.makeY4M(dir, size: "160x120", frames: 10)
+        let whole = "\(dir)/whole.ivf", cut = "\(dir)/cut.ivf"
+        try await MediaFileTool.check("vpxenc", ["--codec=vp8", "--ivf", "-q", "--cpu-used=8", "-o", whole, y4m])
+        let frames = try IVFReader.readAll(path: whole)
+        #expect(frames.count == 10)
+        let bytes = MediaFileTool.bytes(whole)
+        let lastSize = try #require(frames.last?.data.count)
+        let lastOffset = bytes.count - lastSize - 12
+        try Data(bytes.prefix(lastOffset + 12 + lastSize / 2)).write(to: URL(fileURLWithPath: cut))
+
+        let run = try await MediaFileTool.check("vpxdec", ["--summary", "--i420", "-o", "/dev/null", cut])
+        #expect(run.stderr.contains("9 decoded frames"), "vpxdec: \(run.stderr)")
+        let reader = try IVFReader(path: cut)
+        var read: [[UInt8]] = []
+        #expect(throws: IVFError.frameBeyondEnd(index: 9, offset: Int64(lastOffset), size: Int64(lastSize), bytesLeft: Int64(lastSize / 2))) {
+            while let f = try reader.next() { read.append(f.data) }
+        }
+        #expect(read == frames.prefix(9).map(\.data))
+        print("IVF cut inside frame 9 at byte \(lastOffset + 12 + lastSize / 2): vpxdec \(run.stderr.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: "\n").last ?? "")")
+    }
+
     /// Runs `media-probe ivf-copy`, waits for several "wrote N" lines over more than a second,
     /// SIGKILLs it: the file it leaves decodes to at least N frames.
     @Test(.timeLimit(.minutes(1)))

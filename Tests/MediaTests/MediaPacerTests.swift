@@ -93,3 +93,142 @@ private func pace(_ source: ListSource, clockRate: Int64 = 90_000,
         #expect(Double((after.last ?? 0) - (after.first ?? 0)) / 1e6 > 180)
     }
 }
+
+/// Counts `finished` calls and resumes a continuation on the first.
+private final class FinishCounter: @unchecked Sendable {
+    var calls = 0
+    var continuation: CheckedContinuation<Void, Never>?
+}
+
+/// Issue 7 A2: backwards and hostile timestamps, long gaps, and stop()/start() races.
+@Suite struct MediaPacerHostileTests {
+    @Test func aSourceRestartingItsClockIsRebasedAndKeepsItsSpacing() async throws {
+        let ts: [Int64] = [0, 3_000, 6_000, 9_000, 0, 3_000, 6_000, 9_000]
+        let (got, error, pacer) = await pace(ListSource(ts))
+        #expect(error == nil)
+        #expect(got.items.map(\.ts) == ts)
+        #expect(pacer.counts.rebased == 1)
+        let start = try #require(got.items.first?.at)
+        let elapsedMs = Double((got.items.last?.at ?? 0) - start) / 1e6
+        // 3 intervals, the restart at once (it is re-based to now), 3 more intervals: 200 ms.
+        #expect(elapsedMs > 180 && elapsedMs < 300, "elapsed \(elapsedMs) ms")
+    }
+
+    /// Before the fix `UInt64(offset) * 1_000_000_000` trapped for a pts of 2^50 (1/90000) and
+    /// `ts - baseTimestamp` for Int64.max after a negative base; now each is delivered at once
+    /// (a wait longer than maximumWaitMs is re-based) and the run ends normally.
+    @Test func hugeTimestampsAndLongGapsDoNotCrashOrStall() async throws {
+        let ts: [Int64] = [-5, 1 << 50, (1 << 50) + 3_000, .max, .min, 0, 90_000 * 20]
+        let (got, error, pacer) = await pace(ListSource(ts))
+        #expect(error == nil)
+        #expect(got.items.map(\.ts) == ts)
+        let start = try #require(got.items.first?.at)
+        let elapsedMs = Double((got.items.last?.at ?? 0) - start) / 1e6
+        #expect(elapsedMs < 500, "elapsed \(elapsedMs) ms")
+        // 2^50 and Int64.max: too far ahead; Int64.min and 0: backwards; 20 s: beyond 10 s.
+        #expect(pacer.counts.rebased == 5)
+        #expect(pacer.maximumLagMs == 500 && pacer.maximumWaitMs == 10_000)
+        let clamped = MediaPacer<Int64>(queue: DispatchQueue(label: "x"), clockRate: 1, pull: { nil }, timestamp: { $0 },
+                                        deliver: { _ in }, finished: { _ in }, maximumLagMs: -3, maximumWaitMs: 0)
+        #expect(clamped.maximumLagMs == 0 && clamped.maximumWaitMs == 1)
+    }
+
+    /// stop() inside a delivery: the timer armed for the next item is cancelled and nothing
+    /// else runs (no delivery, no `finished`).
+    @Test func noCallbackAfterStop() async throws {
+        let got = Deliveries()
+        let finish = FinishCounter()
+        let source = ListSource((0..<30).map { Int64($0) * 3_000 })
+        let box = PacerBox()
+        let pacer = MediaPacer<Int64>(queue: DispatchQueue(label: "test.stop"), clockRate: 90_000,
+                                      pull: { try source.next() }, timestamp: { $0 },
+                                      deliver: { ts in
+                                          got.items.append((ts, DispatchTime.now().uptimeNanoseconds))
+                                          if ts == 6_000 { box.pacer?.stop() }
+                                      },
+                                      finished: { _ in finish.calls += 1 })
+        box.pacer = pacer
+        pacer.start()
+        try await Task.sleep(for: .milliseconds(400))
+        #expect(got.items.map(\.ts) == [0, 3_000, 6_000])
+        #expect(finish.calls == 0)
+        #expect(pacer.counts.delivered == 3)
+        box.pacer = nil
+    }
+
+    /// stop() and start() called while the old run is delivering: the old run queues its
+    /// next item after the new run started; before the fix that stale block ran (delivering
+    /// an item of the stopped run and keeping two runs alive); now it is dropped by its
+    /// generation, so the item it had pulled (4) is never delivered.
+    @Test func aStaleBlockOfAStoppedRunDoesNotRunAfterANewStart() async throws {
+        let got = Deliveries()
+        let finish = FinishCounter()
+        let source = ListSource((0..<20).map { Int64($0) })
+        let box = PacerBox()
+        let pacer = MediaPacer<Int64>(queue: DispatchQueue(label: "test.restart"), clockRate: 90_000,
+                                      pull: { try source.next() }, timestamp: { $0 },
+                                      deliver: { ts in
+                                          got.items.append((ts, DispatchTime.now().uptimeNanoseconds))
+                                          if ts == 3 { box.pacer?.stop(); box.pacer?.start() }
+                                      },
+                                      finished: { _ in
+                                          finish.calls += 1
+                                          finish.continuation?.resume()
+                                          finish.continuation = nil
+                                      })
+        box.pacer = pacer
+        await withCheckedContinuation { c in
+            finish.continuation = c
+            pacer.start()
+        }
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(got.items.map(\.ts) == [0, 1, 2, 3] + Array(5..<20))
+        #expect(finish.calls == 1)
+        box.pacer = nil
+    }
+}
+
+/// Lets a pacer's own callbacks reach it (set after creation).
+private final class PacerBox: @unchecked Sendable {
+    var pacer: MediaPacer<Int64>?
+}
+
+/// Issue 7 A7: the audio convenience init never pulls empty or negative blocks.
+@Suite struct AudioPacerDurationTests {
+    /// Before the fix 0 ms pulled 0-sample blocks (a ToneSource returns an empty block with the
+    /// same timestamp: delivered at once, forever) and −20 ms trapped allocating a negative
+    /// count. Now both are paced as 20 ms blocks; the checked init refuses them by value.
+    @Test func invalidDurationsBecomeTwentyMsOrAreRefused() async throws {
+        for ms in [0, -20, 15] {
+            let source = try ToneSource()
+            let sizes = SampleCounts()
+            let finish = Finish()
+            let pacer = MediaPacer(audio: source, frameDurationMs: ms, queue: DispatchQueue(label: "test.audio"),
+                                   deliver: { f in
+                                       sizes.counts.append(f.samplesPerChannel)
+                                       if sizes.counts.count == 3 { finish.continuation?.resume(returning: nil) }
+                                   },
+                                   finished: { _ in })
+            _ = await withCheckedContinuation { c in
+                finish.continuation = c
+                pacer.start()
+            }
+            pacer.stop()
+            #expect(sizes.counts.prefix(3) == [960, 960, 960], "\(ms) ms")
+        }
+        for ms in [0, -20, 15, 120] {
+            #expect(throws: OpusCodecError.badFrameDuration(ms: ms)) {
+                try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: ms, queue: DispatchQueue(label: "x"),
+                               deliver: { _ in }, finished: { _ in })
+            }
+        }
+        let ok = try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: 40, queue: DispatchQueue(label: "x"),
+                                deliver: { _ in }, finished: { _ in })
+        #expect(ok.clockRate == 48_000)
+    }
+}
+
+/// Block sizes seen by a deliver callback (on the media queue).
+private final class SampleCounts: @unchecked Sendable {
+    var counts: [Int] = []
+}

@@ -126,3 +126,26 @@ enum OggOpusFixture {
         #expect(throws: OggOpusError.badChannelCount(3)) { _ = try OggOpusWriter(path: path, channels: 3) }
     }
 }
+
+/// Issue 7 B: OpusHead fields checked as RFC 7845 §5.1 requires.
+@Suite struct OpusHeadParsingTests {
+    @Test func zeroChannelsAndFamilyZeroBeyondStereoAreRefused() throws {
+        let stereo = OpusHead(channels: 2, preSkip: 312, outputGain: -256)
+        let parsed = try OpusHead(parsing: stereo.bytes)
+        #expect(parsed == stereo)
+        #expect(parsed.preSkip == 312 && parsed.outputGain == -256 && parsed.inputSampleRate == 48_000)
+
+        var zero = stereo.bytes
+        zero[9] = 0
+        #expect(throws: OggOpusError.badOpusHead("channel count 0 at byte 9")) { try OpusHead(parsing: zero) }
+        var six = stereo.bytes
+        six[9] = 6
+        #expect(throws: OggOpusError.badOpusHead("channel count 6 at byte 9 with mapping family 0 (at most 2)")) {
+            try OpusHead(parsing: six)
+        }
+        // Family 1 may have up to 8 channels (its mapping table follows; not read here).
+        six[18] = 1
+        #expect(try OpusHead(parsing: six + [2, 1, 0, 4, 1, 2, 3, 5]).channels == 6)
+        #expect(throws: OggOpusError.badOpusHead("18 bytes, need 19")) { try OpusHead(parsing: Array(stereo.bytes.prefix(18))) }
+    }
+}

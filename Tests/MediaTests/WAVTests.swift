@@ -14,6 +14,29 @@ import TestSupport
         return try AudioFrame(channels: 2, samples: s, timestamp: Int64(start))
     }
 
+    /// Issue 7 A6: a 2.5 s timestamp gap is written as silence in pieces of at most one
+    /// second (before the fix: one 480 000-byte buffer and write; a 10-minute stereo gap
+    /// was 115 MB at once); the file still has the gap's samples, all zero, then the block.
+    @Test func gapSilenceIsWrittenInPiecesOfAtMostOneSecond() throws {
+        let dir = TestServices.temporaryDirectory("wav-gap")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let path = "\(dir)/gap.wav"
+        let writer = try WAVWriter(path: path, channels: 2)
+        try writer.write(Self.block(start: 0, n: 960))
+        try writer.write(Self.block(start: 960 + 120_000, n: 960))
+        #expect(writer.largestAppend <= 48_000 * 4)
+        #expect(writer.samplesPerChannelWritten == 960 + 120_000 + 960)
+        try writer.close()
+        let reader = try WAVReader(path: path)
+        #expect(reader.totalSamplesPerChannel == 960 + 120_000 + 960)
+        let first = try #require(try reader.read(samplesPerChannel: 960))
+        #expect(first.samples == (try Self.block(start: 0, n: 960)).samples)
+        let gap = try #require(try reader.read(samplesPerChannel: 120_000))
+        #expect(gap.samples.count == 240_000 && gap.samples.allSatisfy { $0 == 0 })
+        let last = try #require(try reader.read(samplesPerChannel: 960))
+        #expect(last.samples == (try Self.block(start: 960 + 120_000, n: 960)).samples)
+    }
+
     @Test func writerOutputIsPCM16At48kHzWithTheRightDurationForFfprobe() async throws {
         let dir = TestServices.temporaryDirectory("wav")
         defer { try? FileManager.default.removeItem(atPath: dir) }

@@ -23,6 +23,18 @@ import Testing
         #expect(try r.take(2) == [0xAA, 0xBB])
     }
 
+    /// Little-endian reads (the IVF header of a 640x480 VP8 file, then a frame timestamp).
+    @Test func littleEndianReads() throws {
+        var r = ByteReader([0x80, 0x02, 0xE0, 0x01, 0x90, 0x5F, 0x01, 0x00, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, 0xFF])
+        #expect(try r.u16le() == 640)
+        #expect(try r.u16le() == 480)
+        #expect(try r.u32le() == 90_000)
+        #expect(try r.u64le() == 0x0102_0304_0506_0708)
+        #expect(throws: ByteReaderError.truncated(offset: 16, wanted: 2, available: 1, field: "gain")) { try r.u16le("gain") }
+        #expect(throws: ByteReaderError.truncated(offset: 16, wanted: 4, available: 1, field: "u32le")) { try r.u32le() }
+        #expect(throws: ByteReaderError.truncated(offset: 16, wanted: 8, available: 1, field: "u64le")) { try r.u64le() }
+    }
+
     @Test func truncatedReadNamesOffsetAndField() {
         var r = ByteReader(header, offset: 10)
         #expect(throws: ByteReaderError.truncated(offset: 10, wanted: 4, available: 2, field: "ssrc")) {

@@ -1,4 +1,5 @@
 import Testing
+import TestSupport
 @testable import RTP
 
 @Suite struct RetransmissionHistoryTests {
@@ -56,6 +57,89 @@ import Testing
         #expect(due.count == 100)
         #expect(due.first == 29_900)
         #expect(due.last == 29_999)
+    }
+}
+
+/// Issue 7 B: received() trims only what fell out of the window, and still behaves like
+/// the plain "filter the whole dictionary" algorithm it replaced.
+@Suite struct NackGeneratorWindowTests {
+    /// The old algorithm, kept as the reference: every forward packet rebuilds the dictionary.
+    struct Reference {
+        var maximumRetries = 10, retryIntervalMs: Int64 = 40, maximumAgePackets: Int64 = 500
+        var unwrapper = SequenceUnwrapper()
+        var newest: Int64?
+        var missing: [Int64: (tries: Int, lastAskedMs: Int64)] = [:]
+        var requested = 0, recovered = 0
+        mutating func received(_ sequenceNumber: UInt16, nowMs: Int64) {
+            let seq = unwrapper.unwrap(sequenceNumber)
+            guard let last = newest else { newest = seq; return }
+            if seq > last {
+                var s = max(last + 1, seq - maximumAgePackets)
+                while s < seq { missing[s] = (0, 0); s += 1 }
+                newest = seq
+                missing = missing.filter { $0.key >= seq - maximumAgePackets }
+            } else if missing.removeValue(forKey: seq).map({ $0.tries > 0 }) == true {
+                recovered += 1
+            }
+        }
+        mutating func due(nowMs: Int64) -> [UInt16] {
+            var out: [UInt16] = []
+            for key in missing.keys.sorted() {
+                guard let entry = missing[key] else { continue }
+                if entry.tries >= maximumRetries { missing[key] = nil; continue }
+                if entry.tries == 0 || nowMs - entry.lastAskedMs >= retryIntervalMs {
+                    if entry.tries == 0 { requested += 1 }
+                    missing[key] = (entry.tries + 1, nowMs)
+                    out.append(UInt16(truncatingIfNeeded: key))
+                }
+            }
+            return out
+        }
+    }
+
+    @Test func sameRequestsAsTheReferenceOnASeededLossyStream() {
+        var rng = SplitMix64(state: 0x7AC4)
+        var g = NackGenerator(maximumAgePackets: 64)
+        var ref = Reference(maximumAgePackets: 64)
+        var seq: UInt16 = 65_000, now: Int64 = 0
+        var late: [UInt16] = []
+        var asked = 0
+        for _ in 0..<20_000 {
+            now += Int64.random(in: 0...3, using: &rng)
+            let roll = Int.random(in: 0..<100, using: &rng)
+            if roll < 8, let l = late.popLast() {
+                g.received(l, nowMs: now); ref.received(l, nowMs: now)          // a late or retransmitted packet
+            } else {
+                let jump = roll < 20 ? UInt16.random(in: 2...6, using: &rng) : (roll < 21 ? 300 : 1)
+                for k in 1..<jump where Int.random(in: 0..<3, using: &rng) == 0 { late.append(seq &+ k) }
+                seq &+= jump
+                g.received(seq, nowMs: now); ref.received(seq, nowMs: now)
+            }
+            if roll % 5 == 0 {
+                let a = g.due(nowMs: now), b = ref.due(nowMs: now)
+                #expect(a == b)
+                asked += a.count
+                if a != b { return }
+            }
+            #expect(g.outstanding == ref.missing.count)
+        }
+        #expect(g.requested == ref.requested && g.recovered == ref.recovered)
+        #expect(asked > 1_000 && g.recovered > 100)
+        print("NACK model: \(asked) requests, \(g.requested) packets asked, \(g.recovered) recovered")
+    }
+
+    /// 100 000 in-order packets with every other one missing (about 250 outstanding in the
+    /// 500-packet window): trimming visits about one key per packet. The old filter visited
+    /// every outstanding key on every packet: about 250 × 100 000 = 25 million.
+    @Test func trimmingCostsAboutOneKeyPerForwardPacket() {
+        var g = NackGenerator(maximumRetries: .max)
+        var seq: UInt16 = 0
+        for i in 0..<100_000 {
+            seq &+= 2
+            g.received(seq, nowMs: Int64(i))
+        }
+        #expect(g.outstanding == 250)
+        #expect(g.windowWork < 210_000, "visited \(g.windowWork) keys")
     }
 }
 

@@ -35,6 +35,11 @@ import TestSupport
         #expect(throws: OpusPayloadError.emptyPacket) { try p.packetize([], timestamp: 0) }
         // Through the wire format and back.
         #expect(try RTPPacket(parsing: a.serialized()) == a)
+        // The first packet after DTX silence carries the marker (RFC 7587 §4.1): byte 1's top bit.
+        let talk = try p.packetize([0x78, 4], timestamp: 96_000, marker: true)
+        #expect(talk.marker && talk.sequenceNumber == 1)
+        #expect(talk.serialized()[1] == 0x80 | 111)
+        #expect(try RTPPacket(parsing: talk.serialized()).marker)
     }
 
     /// 1000 packets of 20 ms (960 ticks), sequence numbers and timestamps both wrapping,

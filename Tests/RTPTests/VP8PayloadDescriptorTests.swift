@@ -164,6 +164,8 @@ import TestSupport
         #expect(h.showFrame)
         #expect(h.firstPartitionSize == 2057)
         #expect(h.width == nil && h.height == nil)
+        // The one-bit check the decoder uses before any full parse.
+        #expect(!VP8FrameHeader.isKeyframe([0x31]) && VP8FrameHeader.isKeyframe([0x10]) && !VP8FrameHeader.isKeyframe([]))
     }
 
     @Test func malformedFrameHeaders() {

@@ -423,7 +423,7 @@ public final class Call: @unchecked Sendable {
 
     /// The `o=` session id and version of an SDP, which identify an offer (RFC 8866 §5.2).
     static func identity(_ sdp: String) -> String? {
-        guard let line = sdp.split(whereSeparator: { $0 == "\r" || $0 == "\n" }).first(where: { $0.hasPrefix("o=") }) else { return nil }
+        guard let line = sdp.split(whereSeparator: \.isNewline).first(where: { $0.hasPrefix("o=") }) else { return nil }
         let fields = line.dropFirst(2).split(separator: " ")
         guard fields.count >= 3 else { return nil }
         return "\(fields[1]) \(fields[2])"
@@ -518,7 +518,7 @@ public final class Call: @unchecked Sendable {
         if let parsed = try? SessionDescription(parsing: answer.sdp), !parsed.media.isEmpty,
            parsed.media.allSatisfy({ $0.port == 0 }) {
             // A decline: ours only when it repeats our offer's o= line.
-            guard Self.identity(answer.sdp) == link.offerIdentity else { return nil }
+            guard let mine = link.offerIdentity, Self.identity(answer.sdp) == mine else { return nil }
             link.answered = true
             link.declined = true
             if isRoom {

@@ -66,7 +66,9 @@ final class RtpReceiver: @unchecked Sendable {
     private var remoteSSRC: UInt32?
     private var statistics = ReceiverStatistics()
     private var nacks = NackGenerator()
-    private var assembler = VP8FrameAssembler(reorderWindow: 128, reorderDelay: 9_000)
+    /// Waits up to 300 ms (27 000 ticks) for a missing packet: long enough for several
+    /// NACK rounds on a busy machine; a recorder prefers complete frames to low latency.
+    private var assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
     private var opusDepayloader = OpusDepayloader(reorderWindow: 5)
     private var lastSenderReport: (middle: UInt32, arrivalMs: Int64)?
     private var stats: InboundRTPStats

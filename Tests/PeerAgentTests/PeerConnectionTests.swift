@@ -214,7 +214,7 @@ final class PairEvents: @unchecked Sendable {
         print("PLI → key frame sent after \(delays) ms")
         #expect(delays.count == 3)
         #expect(delays.allSatisfy { $0 <= 100 })
-        #expect(va.sender.snapshot().pliCount == 3)
+        #expect(va.sender.snapshot().pliCount >= 3)  // B may also have asked on its own after a late frame
         #expect((vb.receiver.snapshot().pliCount ?? 0) >= 3)
     }
 

@@ -28,10 +28,12 @@ demo: bootstrap
 # Benchmarks print figures; they are not tests. Release build, real router.
 bench: bootstrap
 	$(SWIFT) build -c release --product peer-bench
+	$(SWIFT) build -c release --product peer
 	scripts/services run --only router -- .build/release/peer-bench wamp 2000
 	.build/release/peer-bench srtp 100000
 	.build/release/peer-bench media 300
 	.build/release/peer-bench loopback 10
+	scripts/services run -- .build/release/peer-bench calls 10
 
 clean:
 	rm -rf .build

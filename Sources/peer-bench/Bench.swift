@@ -10,6 +10,8 @@ import WampClient
 ///                                   second, next to libsrtp's own protect rate
 ///   peer-bench media [FRAMES]       CPU s per media s for pattern → VP8 → RTP → reassemble →
 ///                                   decode at 640x480@30, next to vpxenc --rt --cpu-used=8 + vpxdec
+///   peer-bench calls [N]            median set-up times over N calls between two peer
+///                                   processes (legacy vanilla and trickle) via the router
 ///   peer-bench loopback [SECONDS]   peer loopback at 640x480@30 1 Mbit/s: time to ICE/DTLS
 ///                                   connected and first remote frame; CPU s per media s
 @main
@@ -44,6 +46,16 @@ struct Bench {
                 FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
                 exit(1)
             }
+        case "calls":
+            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 10
+            guard (1...100).contains(count) else {
+                FileHandle.standardError.write(Data("peer-bench: N must be a whole number in 1…100\n".utf8))
+                exit(2)
+            }
+            do { try CallBench.run(count: count) } catch {
+                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+                exit(1)
+            }
         case "loopback":
             let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 10
             guard seconds >= 1, seconds <= 3600 else {
@@ -55,7 +67,7 @@ struct Bench {
                 exit(1)
             }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | calls [N]\n".utf8))
             exit(2)
         }
     }

@@ -285,7 +285,9 @@ public final class Call: @unchecked Sendable {
         for link in links.values where link.offerer && !link.answered {
             if now.timeIntervalSince(link.lastOfferPublish) >= options.offerRepeatSeconds, let offer = link.offer {
                 link.lastOfferPublish = now
-                await publishOffer(offer, link: link)
+                // With trickle, the repeat carries the candidates found so far (same o= line):
+                // an answerer that joined late missed the trickled ones.
+                await publishOffer(options.trickle ? (link.pc.localDescription ?? offer) : offer, link: link)
             }
         }
         if now.timeIntervalSince(lastProgress) >= options.progressIntervalSeconds {
@@ -437,8 +439,8 @@ public final class Call: @unchecked Sendable {
         let identity = Self.identity(offer.sdp)
         if let link = links["offerer"] {
             if identity != nil, identity == link.offerIdentity {
-                // The same offer again: our answer may have been missed.
-                if let answer = link.answer { await publishAnswer(answer, to: "offerer") }
+                // The same offer again: our answer may have been missed (now with every candidate).
+                if let answer = link.answer { await publishAnswer(link.pc.localDescription ?? answer, to: "offerer") }
             } else {
                 await decline(offer, identity: identity)
             }
@@ -455,7 +457,7 @@ public final class Call: @unchecked Sendable {
         let identity = Self.identity(offer.sdp)
         if let link = links[peer] {
             if identity == link.offerIdentity, let answer = link.answer {
-                await publishAnswer(answer, to: peer)
+                await publishAnswer(link.pc.localDescription ?? answer, to: peer)
                 return
             }
             // Glare (both called each other) or a new session from the same user:

@@ -5,14 +5,15 @@ Run it with the aiortc venv's python.
     aiortc_wamp_peer.py --router ws://127.0.0.1:PORT/ws [--realm realm1] --prefix P
         --profile legacy --role offer|answer   (or)   --profile room --room R --user U
         [--vanilla | --trickle] [--duration 5] [--timeout 15]
-        [--width 320 --height 240 --fps 30 --tone 660] [--candidates-in-sdp]
+        [--width 320 --height 240 --fps 30 --tone 660] [--payload object|string]
+        [--candidates-in-sdp]
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
 subprotocol wamp.2.json, anonymous):
 
   legacy  topics P.offer / P.answer [description], P.candidate [candidateString],
-          P.close []. Descriptions are published as JSON objects and accepted as
-          objects or JSON strings; candidates are JSON strings, "" is
+          P.close []. Descriptions are published as JSON objects (--payload
+          string: JSON strings) and accepted as objects or JSON strings; candidates are JSON strings, "" is
           end-of-candidates. The offerer ignores offers, the answerer ignores answers
           and answers the first offer only (the same offer again, same o= session id
           and version, gets the same answer again); our own candidates echoed back
@@ -52,7 +53,8 @@ Then the connections close, the session leaves, and one line is printed:
 
 Other stdout lines are JSON events: {"event": "ready"} once subscribed (and, for
 room, callme published), "published" / "received" (signaling, with the topic),
-"connectionState", "signalingError". Exit 0 after a call; 4 when nothing connects
+"connectionState", "signalingError"; "received" events carry "as": how the payload
+came on the wire ("object" or "string"). Exit 0 after a call; 4 when nothing connects
 within --timeout; 1 on any other error (an {"event": "error"} line says why). It
 never hangs: the whole run is bounded by --timeout + --duration + 10 s.
 """
@@ -101,6 +103,11 @@ class BadPayload(Exception):
 
 
 # ---- payloads -----------------------------------------------------------------
+
+def json_kind(value):
+    """How a payload came on the wire: "object", "string", ..."""
+    return {dict: "object", str: "string", list: "array"}.get(type(value), type(value).__name__)
+
 
 def parse_object(value, what):
     """A JSON object given as an object or as a JSON string holding one."""
@@ -241,7 +248,7 @@ class Link:
         if text in self.published:
             return  # our own, echoed
         emit({"event": "received", "what": "candidate" if text else "end-of-candidates", "peer": self.remote,
-              "sdpMid": obj.get("sdpMid"), "sdpMLineIndex": obj.get("sdpMLineIndex")})
+              "as": json_kind(payload), "sdpMid": obj.get("sdpMid"), "sdpMLineIndex": obj.get("sdpMLineIndex")})
         if not self.descriptions_set:
             self.pending.append(obj)
             return
@@ -359,6 +366,10 @@ class Agent:
         if connected and all(l.ended_by_peer for l in connected):
             self.peer_gone.set()
 
+    def legacy_description(self, description):
+        """Legacy: a JSON object, or (--payload string) a JSON string of it."""
+        return json.dumps(description) if self.args.payload == "string" else description
+
     def publish(self, topic, *args):
         emit({"event": "published", "topic": topic})
         self.session.publish(topic, *args)
@@ -420,7 +431,7 @@ class Agent:
     def publish_offer(self, link):
         link.last_offer = time.monotonic()
         if self.args.profile == "legacy":
-            self.publish(self.legacy("offer"), link.offer_payload)  # a JSON object
+            self.publish(self.legacy("offer"), self.legacy_description(link.offer_payload))
         else:
             self.publish(self.user(link.remote, "offer"), self.args.user, json.dumps(link.offer_payload))
         self.publish_candidates(link)
@@ -430,7 +441,8 @@ class Agent:
             return
         mid, mline = link.local_candidates[0][1], link.local_candidates[0][2]
         for text, c_mid, c_mline in link.local_candidates + [("", mid, mline)]:
-            link.published.add(text)
+            if text:  # ("" is everyone's end-of-candidates: never take it for our own)
+                link.published.add(text)
             payload = candidate_payload(text, c_mid, c_mline)
             if self.args.profile == "legacy":
                 self.publish(self.legacy("candidate"), payload)
@@ -445,7 +457,7 @@ class Agent:
                         and time.monotonic() - link.last_offer >= OFFER_REPEAT_SECONDS:
                     self.publish_offer(link)
 
-    async def answer(self, remote, offer):
+    async def answer(self, remote, offer, wire):
         """Answer `offer` from `remote`; the same offer again gets the same answer."""
         link = self.links.get(remote)
         oid = identity(offer.sdp)
@@ -459,7 +471,8 @@ class Agent:
             await link.close()  # room: a new session from that user replaces the old one
         link = self.new_link(remote, offerer=False)
         link.offer_identity = oid
-        emit({"event": "received", "what": "offer", "peer": remote, "candidates": count_candidates(offer.sdp)})
+        emit({"event": "received", "what": "offer", "peer": remote, "candidates": count_candidates(offer.sdp),
+              "as": wire})
         await link.pc.setRemoteDescription(offer)
         link.pc.addTrack(link.audio)
         link.pc.addTrack(link.video)
@@ -471,12 +484,12 @@ class Agent:
 
     def publish_answer(self, link):
         if self.args.profile == "legacy":
-            self.publish(self.legacy("answer"), link.answer_payload)
+            self.publish(self.legacy("answer"), self.legacy_description(link.answer_payload))
         else:
             self.publish(self.user(link.remote, "answer"), self.args.user, json.dumps(link.answer_payload))
         self.publish_candidates(link)
 
-    async def apply_answer(self, remote, answer):
+    async def apply_answer(self, remote, answer, wire):
         link = self.links.get(remote)
         if link is None or not link.offerer or link.answered:
             return
@@ -485,7 +498,8 @@ class Agent:
             if identity(answer.sdp) == link.offer_identity:
                 raise Failure(f"{remote} is busy", 8)
             return
-        emit({"event": "received", "what": "answer", "peer": remote, "candidates": count_candidates(answer.sdp)})
+        emit({"event": "received", "what": "answer", "peer": remote, "candidates": count_candidates(answer.sdp),
+              "as": wire})
         link.answered = True
         await link.pc.setRemoteDescription(answer)
         await link.descriptions_complete()
@@ -496,14 +510,14 @@ class Agent:
             return  # the offerer ignores offers (its own included)
         if not args:
             raise BadPayload("offer without arguments")
-        await self.answer("offerer", parse_description(args[0], "offer"))
+        await self.answer("offerer", parse_description(args[0], "offer"), json_kind(args[0]))
 
     async def on_legacy_answer(self, topic, args):
         if self.args.role != "offer":
             return  # the answerer ignores answers (its own included)
         if not args:
             raise BadPayload("answer without arguments")
-        await self.apply_answer("answerer", parse_description(args[0], "answer"))
+        await self.apply_answer("answerer", parse_description(args[0], "answer"), json_kind(args[0]))
 
     async def on_legacy_candidate(self, topic, args):
         if not args:
@@ -555,7 +569,7 @@ class Agent:
             return
         if len(args) < 2:
             raise BadPayload("offer without a description argument")
-        await self.answer(remote, parse_description(args[1], "offer"))
+        await self.answer(remote, parse_description(args[1], "offer"), json_kind(args[1]))
 
     async def on_room_answer(self, topic, args):
         remote = self.room_sender(args, "answer")
@@ -563,7 +577,7 @@ class Agent:
             return
         if len(args) < 2:
             raise BadPayload("answer without a description argument")
-        await self.apply_answer(remote, parse_description(args[1], "answer"))
+        await self.apply_answer(remote, parse_description(args[1], "answer"), json_kind(args[1]))
 
     async def on_room_candidate(self, topic, args):
         remote = self.room_sender(args, "candidate")
@@ -650,6 +664,8 @@ def main():
     ice = ap.add_mutually_exclusive_group()
     ice.add_argument("--trickle", dest="trickle", action="store_true", default=True)
     ice.add_argument("--vanilla", dest="trickle", action="store_false")
+    ap.add_argument("--payload", choices=["object", "string"], default="object",
+                    help="legacy: publish descriptions as JSON objects (default) or JSON strings")
     ap.add_argument("--candidates-in-sdp", action="store_true",
                     help="trickle: keep the candidates in the description too")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds of media once connected")

@@ -372,6 +372,8 @@ class Agent:
 
     def publish(self, topic, *args):
         emit({"event": "published", "topic": topic})
+        if self.args.log_wire:
+            log(f"-> {topic} {json.dumps(list(args))}")
         self.session.publish(topic, *args)
 
     # -- joining
@@ -384,6 +386,8 @@ class Agent:
 
     async def subscribe(self, topic, handler):
         async def wrapped(*args, **kwargs):
+            if self.args.log_wire:
+                log(f"<- {topic} {json.dumps(list(args))}")
             try:
                 await handler(topic, list(args))
             except BadPayload as error:
@@ -675,6 +679,7 @@ def main():
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--tone", type=float, default=660.0)
     ap.add_argument("--no-loopback", action="store_true")
+    ap.add_argument("--log-wire", action="store_true", help="every publication sent and received, on stderr")
     args = ap.parse_args()
     if args.profile == "legacy" and args.role is None:
         ap.error("--profile legacy needs --role offer|answer")

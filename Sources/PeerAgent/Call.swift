@@ -285,7 +285,9 @@ public final class Call: @unchecked Sendable {
         for link in links.values where link.offerer && !link.answered {
             if now.timeIntervalSince(link.lastOfferPublish) >= options.offerRepeatSeconds, let offer = link.offer {
                 link.lastOfferPublish = now
-                await publishOffer(offer, link: link)
+                // Trickle: the candidates went out once, after the first offer; an answerer
+                // that joins late missed them, so a repeat carries every one gathered so far.
+                await publishOffer(options.trickle ? (link.pc.localDescription ?? offer) : offer, link: link)
             }
         }
         if now.timeIntervalSince(lastProgress) >= options.progressIntervalSeconds {

@@ -52,11 +52,17 @@ import Glibc
     @Test func roomPeerOffers() async throws { try await call(.room, peerOffers: true) }
     /// Room: `peer` joins second, aiortc receives its `callme` and offers.
     @Test func roomPeerAnswers() async throws { try await call(.room, peerOffers: false) }
+    /// Legacy trickle, the answer joining late: aiortc subscribes only after peer published
+    /// its first offer (and trickled its candidates to nobody), so it answers the offer
+    /// peer republishes 3 s later, which must carry peer's candidates by then.
+    @Test func legacyTricklePeerOffersToALateAnswerer() async throws {
+        try await call(.legacyTrickle, peerOffers: true, answererLate: true)
+    }
 
     // MARK: The call
 
-    func call(_ variant: Variant, peerOffers: Bool) async throws {
-        let label = "\(variant.rawValue), peer \(peerOffers ? "offers" : "answers")"
+    func call(_ variant: Variant, peerOffers: Bool, answererLate: Bool = false) async throws {
+        let label = "\(variant.rawValue), peer \(peerOffers ? "offers" : "answers")\(answererLate ? " to a late answerer" : "")"
         try #require(FileManager.default.isExecutableFile(atPath: AiortcInteropTests.python),
                      "no aiortc venv at \(AiortcInteropTests.python): run scripts/bootstrap")
         let services = try await TestServices.shared()
@@ -96,8 +102,9 @@ import Glibc
                      "--video-out", dir + "/from-aiortc.ivf", "--audio-out", dir + "/from-aiortc.ogg",
                      "--duration", "\(peerDuration)", "--timeout", "10", "--local-address", "127.0.0.1", "--json"]
 
-        // The listener first (legacy: the answerer; room: the member that gets callme).
-        let peerFirst = variant == .room ? peerOffers : !peerOffers
+        // The listener first (legacy: the answerer, unless it is to join late; room: the
+        // member that gets callme).
+        let peerFirst = variant == .room ? peerOffers : (answererLate ? peerOffers : !peerOffers)
         let started = Date()
         var peer: Child?, aiortc: Child?
         defer { peer?.kill(); aiortc?.kill() }
@@ -215,7 +222,12 @@ import Glibc
         // candidates always JSON strings.
         #expect(aiortcDescription?["as"] as? String == (variant == .room ? "string" : "object"),
                 "peer's description came as \(aiortcDescription?["as"] ?? "nothing")")
-        if trickle {
+        if answererLate {
+            // The trickled candidates went out before aiortc listened: the republished
+            // offer must hold them.
+            #expect(candidatesInPeerSDP > 0, "peer's republished offer holds \(candidatesInPeerSDP) candidates")
+            #expect(peerRemoteCandidates > 0, "aiortc's trickled candidates reached peer")
+        } else if trickle {
             #expect(peerLocalCandidates > 0 && aiortcTrickled.count == peerLocalCandidates,
                     "peer trickled \(peerLocalCandidates), aiortc got \(aiortcTrickled.count)")
             #expect((aiortcTrickled + aiortcEnd).allSatisfy { $0["as"] as? String == "string" })

@@ -10,7 +10,13 @@ import Glibc
 /// (`Support/aiortc_wamp_peer.py`, aiortc + autobahn) call each other through the real
 /// Crossbar.io router, speaking the profiles of `shared/PROTOCOL.md`: legacy vanilla,
 /// legacy trickle and room, with `peer` as offerer and as answerer. Both sides must
-/// record at least 90 % of the other's video frames.
+/// record at least 90 % of the other's video frames. On the wire: descriptions arrive
+/// as objects in legacy and JSON strings in room, candidates as JSON strings; vanilla
+/// puts every candidate in the description, trickle sends it bare and the candidates
+/// after (aiortc gathers everything in setLocalDescription, so its script strips them
+/// from its description and trickles them: real trickle both ways). aiortc publishes
+/// legacy descriptions as objects with vanilla and as JSON strings with trickle, so
+/// peer accepts both forms.
 ///
 /// Each test: a fresh topic prefix (and room). The side that must be listening first
 /// starts first (legacy: the answerer; room: the member that receives `callme` and
@@ -68,7 +74,9 @@ import Glibc
         let services = try await TestServices.shared()
         let router = try #require(services.router_url, "no router in services.json")
         let realm = services.realm ?? "realm1"
-        let tag = UUID().uuidString.prefix(8).lowercased()
+        // Unique per test process and test (several processes may share the router).
+        let tag = "p\(getpid())\(variant == .legacyVanilla ? "v" : variant == .legacyTrickle ? "t" : "r")"
+            + (peerOffers ? "o" : "a") + (answererLate ? "l" : "")
         let prefix = "test.aiortcwamp.\(tag)"
         let room = "room\(tag)"
         let peerUser = "peer\(tag)", aiortcUser = "aio\(tag)"
@@ -76,10 +84,10 @@ import Glibc
         defer { try? FileManager.default.removeItem(atPath: dir) }
 
         // Who hangs up: aiortc when peer offers, peer when it answers (see the suite doc).
-        // The other side's --duration is only a fallback; in a room peer's own duration
-        // still ends it (a room outlives one member), so it gets 1 s of margin only.
+        // The other side's --duration is only a fallback; in a room peer stays until its
+        // own duration (a room outlives one member), so there it gets 2 s of margin only.
         let peerHangsUp = !peerOffers
-        let peerDuration = peerHangsUp ? Self.seconds : (variant == .room ? Self.seconds + 1 : Self.seconds + 4)
+        let peerDuration = peerHangsUp ? Self.seconds : (variant == .room ? Self.seconds + 2 : Self.seconds + 4)
         let aiortcDuration = peerHangsUp ? Self.seconds + 4 : Self.seconds
         let trickle = variant != .legacyVanilla
 

@@ -211,6 +211,7 @@ class Link:
         self.connected_at = None
         self.stopped_at = None
         self.ended_by_peer = False
+        self.closing = False         # we close it: its "closed" state is not a hang-up
         self.pc.on("connectionstatechange", self.on_state)
         self.pc.on("track", self.on_track)
 
@@ -222,7 +223,7 @@ class Link:
             self.agent.connected.set()
         elif state == "failed":
             self.agent.fail(Failure(f"connection with {self.remote} failed", 5))
-        elif state == "closed" and not self.agent.finishing and self.connected_at is not None:
+        elif state == "closed" and not self.closing and not self.agent.finishing and self.connected_at is not None:
             self.peer_hung_up("DTLS close_notify")
 
     def on_track(self, track):
@@ -305,6 +306,7 @@ class Link:
         return r
 
     async def close(self):
+        self.closing = True
         for c in self.consumers:
             c.cancel()
         try:

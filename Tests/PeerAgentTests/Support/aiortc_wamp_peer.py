@@ -258,7 +258,7 @@ class Link:
     async def apply_candidate(self, obj):
         text = obj.get("candidate") or ""
         if not text:
-            await self.pc.addIceCandidate(None)
+            await self.add(None, "end-of-candidates")
             return
         body = text[len("candidate:"):] if text.startswith("candidate:") else text
         try:
@@ -269,7 +269,13 @@ class Link:
         candidate.sdpMLineIndex = obj.get("sdpMLineIndex")
         if candidate.sdpMid is None and candidate.sdpMLineIndex is None:
             raise BadPayload(f"candidate without sdpMid and sdpMLineIndex: {text!r}")
-        await self.pc.addIceCandidate(candidate)
+        await self.add(candidate, text)
+
+    async def add(self, candidate, text):
+        try:
+            await self.pc.addIceCandidate(candidate)
+        except ValueError as error:  # e.g. a candidate after end-of-candidates
+            raise BadPayload(f"aiortc refused {text!r}: {error}")
 
     async def descriptions_complete(self):
         self.descriptions_set = True

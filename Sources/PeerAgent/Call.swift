@@ -320,7 +320,8 @@ public final class Call: @unchecked Sendable {
             // Our own close comes back too unless excluded; we publish it only when ending.
             guard !finishing, let link = links.values.first, link.inCall else { return nil }
             link.closedByPeer = true
-            return await end(code: nil, state: .finished, reason: "the peer hung up (close)")
+            // No close of our own in reply: it could end a new call started right after.
+            return await end(code: nil, state: .finished, reason: "the peer hung up (close)", announce: false)
         default: break
         }
         return nil
@@ -598,7 +599,7 @@ public final class Call: @unchecked Sendable {
             case .closed:
                 if link.pc.closedByPeer, !isRoom {
                     link.closedByPeer = true
-                    return await end(code: nil, state: .finished, reason: "the peer hung up (DTLS close_notify)")
+                    return await end(code: nil, state: .finished, reason: "the peer hung up (DTLS close_notify)", announce: false)
                 }
             default: break
             }
@@ -625,9 +626,9 @@ public final class Call: @unchecked Sendable {
 
     /// Ends the call: publishes close, closes every connection (files complete), leaves
     /// the router, and computes the exit code (`code` nil: 0, or 7 below --min-frames).
-    private func end(code: Int32?, state final: CallState, reason: String?) async -> CallResult {
+    private func end(code: Int32?, state final: CallState, reason: String?, announce: Bool = true) async -> CallResult {
         finishing = true
-        if let session {
+        if let session, announce {
             if isRoom {
                 _ = try? await session.publish(roomTopic("close"), args: [.string(options.user)])
             } else if links.values.contains(where: { $0.inCall }) {

@@ -77,7 +77,10 @@ public enum TestServices {
         let group = DispatchGroup()
         for (pipe, sink) in [(out, outData), (err, errData)] {
             group.enter()
-            DispatchQueue.global().async { sink.set(pipe.fileHandleForReading.readDataToEndOfFile()); group.leave() }
+            // A thread of its own, not DispatchQueue.global(): on Linux the global queues
+            // share threads with Swift's cooperative pool, and a read that blocks for the
+            // whole life of a child process would stall every test for that long.
+            Thread { sink.set(pipe.fileHandleForReading.readDataToEndOfFile()); group.leave() }.start()
         }
         let deadline = Date().addingTimeInterval(timeout)
         while process.isRunning && Date() < deadline { usleep(20_000) }

@@ -26,8 +26,12 @@ struct PeerRun: Sendable {
     let stdout: String
     /// Human progress (kept for failure messages).
     let stderr: String
-    /// Wall time from spawn to exit, seconds.
+    /// Wall time of the `peer` process from spawn to exit, seconds.
     let wallSeconds: Double
+    /// Seconds from asking for the process to its start, and from its exit to
+    /// `TestServices.run` returning (how loaded the test process's spawning is).
+    let spawnDelay: Double
+    let reapDelay: Double
 
     /// The `--json` events in order (lines that are not JSON objects are skipped).
     var events: [[String: Any]] {
@@ -91,17 +95,76 @@ struct CallHarness: Sendable {
 
     /// Runs `peer SUBCOMMAND ARGS --prefix PREFIX --video-out DIR/NAME.ivf --audio-out DIR/NAME.ogg`
     /// to its exit (killed after `timeout` s) without blocking the cooperative pool.
-    /// Started through `/bin/sh` only to write the pid file and redirect stdout; `exec`
-    /// keeps the pid, so signals sent to it reach `peer` itself.
+    ///
+    /// A `/bin/sh` writes the pid to `DIR/NAME.pid` and `exec`s `peer` (same pid, so
+    /// signals go to `peer` itself), with stdout to `DIR/NAME.jsonl` and stderr to
+    /// `DIR/NAME.err`. (The shell cannot wait for `peer` itself: it inherits the spawning
+    /// thread's signal mask with SIGCHLD blocked, and its `wait` never returns.)
+    ///
+    /// Why files and not `TestServices.run`'s pipes: that helper reads the pipes with
+    /// blocking reads on `DispatchQueue.global()`, whose threads Swift's cooperative
+    /// executor shares here. A few long-lived processes then starve the whole pool
+    /// (every test in the process) until libdispatch adds a thread, about once a
+    /// second: measured stalls of 1–3 s with seven call tests at once. With the pipes
+    /// closed at `exec`, those reads return at once.
+    ///
+    /// The wall time is measured from /proc (spawn: the process's start time; exit: when
+    /// it turns zombie or disappears, polled every 10 ms), not around
+    /// ``TestServices/run(_:_:environment:timeout:)``: with many processes spawned at
+    /// once from this test process that returned up to seconds after `peer` had exited.
     func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double = 60) async throws -> PeerRun {
         let base = path(name)
-        let script = "echo $$ > \"$0.pid\"; exec \"$@\" > \"$0.jsonl\""
+        let script = #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err""#
         let full = [subcommand] + args + ["--prefix", prefix, "--video-out", base + ".ivf", "--audio-out", base + ".ogg"]
-        let start = Date()
+        let asked = ProcessInfo.processInfo.systemUptime
+        async let watched = Self.watchLifetime(pidFile: base + ".pid", timeout: timeout)
         let r = try await TestServices.run("/bin/sh", ["-c", script, base, Self.peer] + full, timeout: timeout)
-        let wall = Date().timeIntervalSince(start)
+        let returned = ProcessInfo.processInfo.systemUptime
+        let life = await watched
         let out = (try? String(contentsOfFile: base + ".jsonl", encoding: .utf8)) ?? ""
-        return PeerRun(name: name, status: r.status, stdout: out, stderr: r.stderr, wallSeconds: wall)
+        let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        return PeerRun(name: name, status: r.status, stdout: out, stderr: err + r.stderr,
+                       wallSeconds: life.map { $0.exit - $0.start } ?? returned - asked,
+                       spawnDelay: life.map { $0.start - asked } ?? 0, reapDelay: life.map { returned - $0.exit } ?? 0)
+    }
+
+    /// Start and exit (seconds since boot, like `ProcessInfo.systemUptime`) of the process
+    /// whose pid `pidFile` will hold, from /proc/PID/stat (start time in clock ticks since
+    /// boot, field 22; state, field 3); nil when it cannot be observed. Polls every 5 ms on
+    /// a thread of its own (``TestServices/offload(_:)``), so a busy cooperative pool
+    /// cannot delay the observation.
+    static func watchLifetime(pidFile: String, timeout: Double) async -> (start: Double, exit: Double)? {
+        let result = try? await TestServices.offload { () -> [Double]? in
+            let deadline = Date().addingTimeInterval(timeout + 5)
+            var pid: String?
+            while pid == nil, Date() < deadline {
+                if let text = try? String(contentsOfFile: pidFile, encoding: .utf8), text.hasSuffix("\n") {
+                    pid = text.trimmingCharacters(in: .whitespacesAndNewlines)
+                } else {
+                    usleep(5_000)
+                }
+            }
+            guard let pid else { return nil }
+            /// (state, start time in seconds since boot) of the process, nil once it is gone.
+            func stat() -> (state: Substring, start: Double)? {
+                guard let text = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                      let close = text.lastIndex(of: ")") else { return nil }
+                let fields = text[text.index(after: close)...].split(separator: " ")
+                let hz = Double(sysconf(Int32(_SC_CLK_TCK)))
+                guard fields.count > 19, let ticks = Double(fields[19]), hz > 0 else { return nil }
+                return (fields[0], ticks / hz)
+            }
+            guard let first = stat() else { return nil }
+            while Date() < deadline {
+                guard let now = stat(), now.start == first.start, now.state != "Z" else {
+                    return [first.start, ProcessInfo.processInfo.systemUptime]
+                }
+                usleep(5_000)
+            }
+            return nil
+        }
+        guard let times = result ?? nil, times.count == 2 else { return nil }
+        return (times[0], times[1])
     }
 
     /// The events `name` has written so far.
@@ -132,8 +195,12 @@ struct CallHarness: Sendable {
         return try #require(pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines)))
     }
 
-    /// Removes the directory (call at the end of a passing test; kept for inspection otherwise).
-    func remove() { try? FileManager.default.removeItem(atPath: dir) }
+    /// Removes the directory at the end of a test, unless PEER_KEEP_CALL_FILES is set
+    /// (then it stays for inspection).
+    func remove() {
+        guard ProcessInfo.processInfo.environment["PEER_KEEP_CALL_FILES"] == nil else { return }
+        try? FileManager.default.removeItem(atPath: dir)
+    }
 }
 
 /// What one direction of a call delivered, from the files and both sides' stats.
@@ -155,8 +222,30 @@ struct MediaFigures: CustomStringConvertible {
 }
 
 enum CallChecks {
-    static func tool(_ name: String, _ args: [String]) async throws -> TestServices.Run {
-        try await TestServices.run("/usr/bin/\(name)", args, timeout: 60)
+    /// Runs `/usr/bin/NAME ARGS` to its exit, its output through files (see ``quiet(_:_:timeout:)``).
+    /// Exit status and output of a program run by ``quiet(_:_:timeout:)``.
+    struct Output: Sendable {
+        let status: Int32
+        let stdout: String
+        let stderr: String
+    }
+
+    static func tool(_ name: String, _ args: [String]) async throws -> Output {
+        try await quiet("/usr/bin/\(name)", args)
+    }
+
+    /// ``TestServices/run(_:_:environment:timeout:)`` with the program's stdout and stderr
+    /// going to temporary files instead of that helper's pipes, whose blocking reads on
+    /// `DispatchQueue.global()` stall Swift's cooperative pool while the program runs
+    /// (see ``CallHarness/run(_:_:_:timeout:)``).
+    static func quiet(_ executable: String, _ args: [String], timeout: Double = 120) async throws -> Output {
+        let base = TestServices.temporaryDirectory("out") + "/run"
+        defer { try? FileManager.default.removeItem(atPath: URL(fileURLWithPath: base).deletingLastPathComponent().path) }
+        let r = try await TestServices.run("/bin/sh", ["-c", #"exec "$@" > "$0.out" 2> "$0.err""#, base, executable] + args,
+                                           timeout: timeout)
+        let out = (try? String(contentsOfFile: base + ".out", encoding: .utf8)) ?? ""
+        let err = (try? String(contentsOfFile: base + ".err", encoding: .utf8)) ?? ""
+        return Output(status: r.status, stdout: out, stderr: err + r.stderr)
     }
 
     /// The W3C stats object of `type` and `kind` in a `stats` event's report.

@@ -143,9 +143,13 @@ import Glibc
             async let answerer = h.run("answerer", "answer", args)
             #expect(await h.waitForState("answerer", "ringing"))
             async let offerer = h.run("offerer", "offer", args)
-            #expect(await h.waitForState("answerer", "established"))
-            #expect(await h.waitForState("offerer", "established"))
-            #expect(kill(routerPid, SIGKILL) == 0)
+            // Kill from the polling thread the moment both are established.
+            let killed = try await TestServices.offload { () -> Bool in
+                guard h.waitForBlocking("answerer", CallHarness.isState("established")),
+                      h.waitForBlocking("offerer", CallHarness.isState("established")) else { return false }
+                return kill(routerPid, SIGKILL) == 0
+            }
+            #expect(killed, "both established, then the router killed")
             let runs = try await [answerer, offerer]
             CallChecks.exitedZero(runs)
             for r in runs {
@@ -194,7 +198,11 @@ import Glibc
         #expect(await h.waitForState("answerer", "ringing"))
         _ = try await wamp.publish(h.prefix + ".offer", args: [notJSON], acknowledge: true)
         _ = try await wamp.publish(h.prefix + ".offer", args: [badSDP], acknowledge: true)
-        #expect(await h.waitFor("answerer", timeout: 10) { _ in errors("answerer").count >= 2 }, "\(errors("answerer"))")
+        // Published in order on one session: the second (bad SDP) is reported last.
+        let reported = await h.waitFor("answerer", timeout: 10) {
+            $0["event"] as? String == "signalingError" && ($0["reason"] as? String ?? "").contains("bogus")
+        }
+        #expect(reported, "\(errors("answerer"))")
         let beforeCall = errors("answerer")
 
         async let offerer = h.run("offerer", "offer", args)
@@ -215,15 +223,16 @@ import Glibc
         #expect(beforeCall.count == 2, "\(beforeCall)")
         #expect(beforeCall.first?.contains("not JSON") == true, "\(beforeCall)")
         #expect(beforeCall.last?.contains("bogus") == true, "the SDP error names the bad line: \(beforeCall)")
-        // During the call: the answerer reports all three, the offerer (which ignores
-        // offers) the candidate, which is also published to it.
+        // During the call: the answerer reports each of the three once, the offerer (which
+        // ignores offers) the candidate, which is published to it too. (Counted by reason:
+        // on a loaded machine a side has also reported a real trickled candidate that
+        // libnice refused as a duplicate of one in the description; see the report.)
         let during = Array(answererErrors.dropFirst(2))
-        #expect(during.count == 3, "\(during)")
-        #expect(during.contains { $0.contains("not JSON") }, "\(during)")
-        #expect(during.contains { $0.contains("bogus") }, "\(during)")
-        #expect(during.contains { $0.contains("unknown mid \"zz\"") }, "\(during)")
+        #expect(during.filter { $0.contains("not JSON") }.count == 1, "\(during)")
+        #expect(during.filter { $0.contains("bogus") }.count == 1, "\(during)")
+        #expect(during.filter { $0.contains("unknown mid \"zz\"") }.count == 1, "\(during)")
+        #expect(offererErrors.filter { $0.contains("unknown mid \"zz\"") }.count == 1, "\(offererErrors)")
         #expect(runs[0].events("busy").isEmpty, "garbage is no offer to decline as busy")
-        #expect(offererErrors.count == 1 && offererErrors.first?.contains("unknown mid \"zz\"") == true, "\(offererErrors)")
         #expect(runs[0].events("signalingError").allSatisfy { ($0["topic"] as? String ?? "").hasPrefix(h.prefix + ".") })
 
         CallChecks.exitedZero(runs)

@@ -174,19 +174,31 @@ struct CallHarness: Sendable {
     }
 
     /// Waits (polling every 50 ms, at most `timeout` s) until process `name` has written an
-    /// event that satisfies `match`. Returns false on timeout.
-    func waitFor(_ name: String, timeout: Double = 20, _ match: ([String: Any]) -> Bool) async -> Bool {
+    /// event that satisfies `match`. Returns false on timeout. Polls on a thread of its own,
+    /// so a busy cooperative pool cannot delay noticing the event.
+    func waitFor(_ name: String, timeout: Double = 20, _ match: @escaping @Sendable ([String: Any]) -> Bool) async -> Bool {
+        (try? await TestServices.offload { waitForBlocking(name, timeout: timeout, match) }) ?? false
+    }
+
+    /// ``waitFor(_:timeout:_:)`` blocking the calling thread (inside ``TestServices/offload(_:)``
+    /// only, e.g. to act the moment the event appears).
+    func waitForBlocking(_ name: String, timeout: Double = 20, _ match: ([String: Any]) -> Bool) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while Date() < deadline {
             if liveEvents(name).contains(where: match) { return true }
-            try? await Task.sleep(nanoseconds: 50_000_000)
+            usleep(50_000)
         }
         return false
     }
 
+    /// True for the `state` event of `state`.
+    static func isState(_ state: String) -> @Sendable ([String: Any]) -> Bool {
+        { $0["event"] as? String == "state" && $0["state"] as? String == state }
+    }
+
     /// Waits until `name` reports the call state `state` (e.g. "ringing": subscribed to the topics).
     func waitForState(_ name: String, _ state: String, timeout: Double = 20) async -> Bool {
-        await waitFor(name, timeout: timeout) { $0["event"] as? String == "state" && $0["state"] as? String == state }
+        await waitFor(name, timeout: timeout, Self.isState(state))
     }
 
     /// The pid `name` runs as (from its pid file).

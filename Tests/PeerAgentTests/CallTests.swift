@@ -15,6 +15,54 @@ import Glibc
 // the same address). Every test uses its own topic prefix (and room), so the tests of
 // this suite and of other suites share the router without hearing each other.
 
+/// Limits how many `peer` processes the call tests run at once (both suites, which run
+/// in parallel with each other and with the rest of `make test` on 2 cores).
+///
+/// Why: with every call test at once (~17 `peer` processes plus vpxdec/ffprobe), the
+/// processes were starved for CPU long enough that the media pacer re-based its audio
+/// schedule (stalls > 500 ms: audio fell to ~20 packets/s), DTLS took 700 ms, and the two
+/// ends of a call ended ~0.3 s apart, which put the Ogg files off by more than 10 %.
+/// Waiting is async (a continuation per waiter): no thread is blocked.
+actor CallSlots {
+    /// The slots of this test process: at most 6 `peer` processes at once.
+    static let shared = CallSlots(capacity: 6)
+
+    private var free: Int
+    private var waiters: [(count: Int, continuation: CheckedContinuation<Void, Never>)] = []
+
+    init(capacity: Int) { free = capacity }
+
+    private func acquire(_ count: Int) async {
+        if waiters.isEmpty, free >= count {
+            free -= count
+            return
+        }
+        await withCheckedContinuation { waiters.append((count, $0)) }
+    }
+
+    private func release(_ count: Int) {
+        free += count
+        while let first = waiters.first, free >= first.count {  // first come, first served
+            waiters.removeFirst()
+            free -= first.count
+            first.continuation.resume()
+        }
+    }
+
+    /// Runs `body` holding `peers` slots (the number of `peer` processes it runs at once).
+    static func with<T>(peers: Int, _ body: () async throws -> T) async throws -> T {
+        await shared.acquire(peers)
+        do {
+            let result = try await body()
+            await shared.release(peers)
+            return result
+        } catch {
+            await shared.release(peers)
+            throw error
+        }
+    }
+}
+
 /// One finished `peer` process of a call test.
 struct PeerRun: Sendable {
     /// How the other processes of the call name this one in their events and file names:
@@ -346,61 +394,64 @@ enum CallChecks {
     /// the other side sent it, every Ogg lasts the other side's audio within 10 %.
     @Test(arguments: Setup.allCases)
     func callCompletesWithMediaBothWays(_ setup: Setup) async throws {
-        let services = try await TestServices.shared()
-        let h = CallHarness(setup.rawValue)
-        var runs: [PeerRun] = []
-        switch setup {
-        case .legacyVanilla, .legacyTrickle, .craAuth:
-            var args = try CallHarness.common(services, duration: Self.duration)
-            if setup == .legacyVanilla { args.append("--vanilla") }
-            if setup == .craAuth {
-                let url = try #require(services.router_cra_url)
-                let user = try #require(services.cra_user), secret = try #require(services.cra_secret)
-                args = try CallHarness.common(services, router: url, duration: Self.duration) + ["--auth", "cra:\(user):\(secret)"]
-            }
-            // The answerer subscribes first, so the offerer's first offer is answered.
-            async let answerer = h.run("answerer", "answer", args)
-            #expect(await h.waitForState("answerer", "ringing"), "answerer never subscribed: \(h.liveEvents("answerer"))")
-            async let offerer = h.run("offerer", "offer", args)
-            runs = try await [answerer, offerer]
-            // Vanilla: every candidate inside the descriptions, none on the candidate topic.
-            // Trickle: each side sends and receives candidates there.
-            for r in runs {
-                let local = r.events("candidate").filter { $0["direction"] as? String == "local" }.count
-                let remote = r.events("candidate").filter { $0["direction"] as? String == "remote" }.count
-                if setup == .legacyVanilla {
-                    #expect(local == 0 && remote == 0, "\(r.name): vanilla but \(local) local, \(remote) remote trickled candidates")
+        // A call holds slots for its peer processes (see CallSlots).
+        try await CallSlots.with(peers: setup == .roomOfThree ? 3 : 2) {
+            let services = try await TestServices.shared()
+            let h = CallHarness(setup.rawValue)
+            var runs: [PeerRun] = []
+            switch setup {
+            case .legacyVanilla, .legacyTrickle, .craAuth:
+                var args = try CallHarness.common(services, duration: Self.duration)
+                if setup == .legacyVanilla { args.append("--vanilla") }
+                if setup == .craAuth {
+                    let url = try #require(services.router_cra_url)
+                    let user = try #require(services.cra_user), secret = try #require(services.cra_secret)
+                    args = try CallHarness.common(services, router: url, duration: Self.duration) + ["--auth", "cra:\(user):\(secret)"]
+                }
+                // The answerer subscribes first, so the offerer's first offer is answered.
+                async let answerer = h.run("answerer", "answer", args)
+                #expect(await h.waitForState("answerer", "ringing"), "answerer never subscribed: \(h.liveEvents("answerer"))")
+                async let offerer = h.run("offerer", "offer", args)
+                runs = try await [answerer, offerer]
+                // Vanilla: every candidate inside the descriptions, none on the candidate topic.
+                // Trickle: each side sends and receives candidates there.
+                for r in runs {
+                    let local = r.events("candidate").filter { $0["direction"] as? String == "local" }.count
+                    let remote = r.events("candidate").filter { $0["direction"] as? String == "remote" }.count
+                    if setup == .legacyVanilla {
+                        #expect(local == 0 && remote == 0, "\(r.name): vanilla but \(local) local, \(remote) remote trickled candidates")
+                    } else {
+                        #expect(local >= 1 && remote >= 1, "\(r.name): trickle but \(local) local, \(remote) remote candidates")
+                    }
+                }
+                if setup == .craAuth {
+                    #expect(runs.allSatisfy { $0.time(of: "milestone", "name", "joined") != nil }, "joined through WAMP-CRA")
+                }
+            case .roomOfTwo, .roomOfThree:
+                let room = "room-\(UUID().uuidString.prefix(6).lowercased())"
+                let args = try CallHarness.common(services, duration: Self.duration) + ["--room", room]
+                async let a = h.run("ua", "room", args + ["--user", "ua"])
+                async let b = h.run("ub", "room", args + ["--user", "ub"])
+                if setup == .roomOfThree {
+                    async let c = h.run("uc", "room", args + ["--user", "uc"])
+                    runs = try await [a, b, c]
                 } else {
-                    #expect(local >= 1 && remote >= 1, "\(r.name): trickle but \(local) local, \(remote) remote candidates")
+                    runs = try await [a, b]
                 }
             }
-            if setup == .craAuth {
-                #expect(runs.allSatisfy { $0.time(of: "milestone", "name", "joined") != nil }, "joined through WAMP-CRA")
+            CallChecks.exitedZero(runs)
+            // Every process records every other one.
+            for receiver in runs {
+                for sender in runs where sender.name != receiver.name {
+                    try await CallChecks.media(from: sender, to: receiver, label: setup.rawValue)
+                }
+                if setup == .roomOfTwo || setup == .roomOfThree {
+                    let files = receiver.events("stats").compactMap { $0["video"] as? String }.sorted()
+                    let expected = runs.filter { $0.name != receiver.name }.map { h.path("\(receiver.name)-\($0.name).ivf") }.sorted()
+                    #expect(files == expected, "room file names")
+                }
             }
-        case .roomOfTwo, .roomOfThree:
-            let room = "room-\(UUID().uuidString.prefix(6).lowercased())"
-            let args = try CallHarness.common(services, duration: Self.duration) + ["--room", room]
-            async let a = h.run("ua", "room", args + ["--user", "ua"])
-            async let b = h.run("ub", "room", args + ["--user", "ub"])
-            if setup == .roomOfThree {
-                async let c = h.run("uc", "room", args + ["--user", "uc"])
-                runs = try await [a, b, c]
-            } else {
-                runs = try await [a, b]
-            }
+            h.remove()
         }
-        CallChecks.exitedZero(runs)
-        // Every process records every other one.
-        for receiver in runs {
-            for sender in runs where sender.name != receiver.name {
-                try await CallChecks.media(from: sender, to: receiver, label: setup.rawValue)
-            }
-            if setup == .roomOfTwo || setup == .roomOfThree {
-                let files = receiver.events("stats").compactMap { $0["video"] as? String }.sorted()
-                let expected = runs.filter { $0.name != receiver.name }.map { h.path("\(receiver.name)-\($0.name).ivf") }.sorted()
-                #expect(files == expected, "room file names")
-            }
-        }
-        h.remove()
     }
 }

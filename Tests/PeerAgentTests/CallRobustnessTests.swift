@@ -102,10 +102,11 @@ import Glibc
     /// (no answer) each exit 4 within a second after the timeout.
     ///
     /// The wall time of each process (from /proc, spawn to exit) is printed and must be
-    /// at least 2 s. The one-second bound is checked against the moment the process began
-    /// to wait (its "ringing" state, after joining the router and subscribing), because
-    /// that is where `Call` starts counting --timeout; joining first took up to ~1 s with
-    /// every suite running on 2 cores, which pushed the whole wall time to 3.07 s once.
+    /// at least 2 s. The one-second bound is checked against the moment the process had
+    /// joined the router (its "joined" milestone), because `Call` starts counting --timeout
+    /// right after that (once subscribed); joining took up to ~1 s with every suite running
+    /// on 2 cores, which pushed the whole wall time to 3.07 s once. ("ringing" is no
+    /// reference: the offerer reports it only after creating and publishing its offer.)
     @Test func timeoutWithNoPeerExitsFour() async throws {
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
@@ -117,16 +118,16 @@ import Glibc
             let runs = try await [answerer, offerer]
             for r in runs {
                 let exitT = try #require(r.events("exit").first?["t"] as? Double, "\(r.log)")
-                let waiting = try #require(r.time(of: "state", "state", "ringing"), "\(r.log)")
+                let waiting = try #require(r.time(of: "milestone", "name", "joined"), "\(r.log)")
                 print("call timeout: \(r.name) exited \(r.status) after \(String(format: "%.3f", r.wallSeconds)) s wall "
-                      + "(ringing at \(Int(waiting)) ms, exit event at \(Int(exitT)) ms)")
+                      + "(joined at \(Int(waiting)) ms, exit event at \(Int(exitT)) ms)")
                 #expect(r.status == 4, "\(r.log)")
                 #expect(r.exitEventCode == 4)
                 #expect(r.wallSeconds >= 2.0, "\(r.name): \(r.wallSeconds) s")
                 // On the process's own clock (10 ms ticks of /proc start time cancel out):
-                // it gave up 2 s after it began to wait, and was gone within 1 s after that.
+                // it gave up 2 s after it joined and began to wait, and was gone within 1 s after that.
                 let gaveUp = (exitT - waiting) / 1000
-                #expect(gaveUp >= 1.99 && gaveUp <= 3.0, "\(r.name): gave up \(gaveUp) s after it began to wait")
+                #expect(gaveUp >= 2.0 && gaveUp <= 3.0, "\(r.name): gave up \(gaveUp) s after it began to wait")
                 let gone = r.wallSeconds - waiting / 1000
                 #expect(gone <= 3.0, "\(r.name): exited \(gone) s after it began to wait")
                 #expect(exitT / 1000 <= r.wallSeconds + 0.05, "the exit event comes before the exit")
@@ -201,7 +202,9 @@ import Glibc
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
             let h = CallHarness("malformed")
-            let args = try CallHarness.common(services, duration: Self.duration)
+            // 6 s: the payloads must land while the call is on, even if this test's task
+            // is scheduled late on a busy pool.
+            let args = try CallHarness.common(services, duration: 6)
             let wamp = try await WampSession.join(WampConfiguration(url: try #require(services.router_url)))
             let notJSON = JSONValue.string("{this is not JSON")
             let badSDP = JSONValue.object(["type": .string("offer"), "sdp": .string("v=0\r\nbogus")])

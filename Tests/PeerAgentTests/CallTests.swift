@@ -24,7 +24,9 @@ import Glibc
 /// ends of a call ended ~0.3 s apart, which put the Ogg files off by more than 10 %.
 /// Waiting is async (a continuation per waiter): no thread is blocked.
 actor CallSlots {
-    /// The slots of this test process: at most 6 `peer` processes at once.
+    /// The slots of this test process: at most 6 `peer` processes at once. (4 made no
+    /// difference to the CPU-bound PeerConnectionTests running beside them, which missed
+    /// their frame counts either way, and made these suites take 49 s instead of 32 s.)
     static let shared = CallSlots(capacity: 6)
 
     private var free: Int

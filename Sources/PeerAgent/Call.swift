@@ -499,9 +499,15 @@ public final class Call: @unchecked Sendable {
 
     /// Declines `offer` while in a call: an answer rejecting every m-section, with the
     /// offer's `o=` session id and version so only its offerer takes it.
+    /// An offer whose SDP does not parse is no call to decline: it is reported as a
+    /// signaling error with the parser's reason and dropped.
     private func decline(_ offer: SessionDescriptionInit, identity: String?) async {
+        let parsed: SessionDescription
+        do { parsed = try SessionDescription(parsing: offer.sdp) } catch {
+            onEvent(.signalingError(topic: legacyTopic("offer"), reason: "offer refused: unusable session description: \(error)"))
+            return
+        }
         onEvent(.busy(from: identity.map { "offer o=\($0)" } ?? "an offer", reason: "already in a call"))
-        guard let parsed = try? SessionDescription(parsing: offer.sdp) else { return }
         var answer = SessionDescription(origin: Origin(sessionId: parsed.origin.sessionId, sessionVersion: parsed.origin.sessionVersion))
         answer.media = parsed.media.map { m in
             var r = MediaDescription(kind: m.kind, port: 0, proto: m.proto, formats: m.formats)

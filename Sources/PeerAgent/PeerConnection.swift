@@ -249,6 +249,9 @@ public final class PeerConnection: @unchecked Sendable {
     private var credentials: (ufrag: String, pwd: String) = ("", "")
     /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
     private var closedLocally = false
+    /// Remote candidates already given to ICE (transport, address, port, type): a
+    /// candidate both trickled and inside a (repeated) description is added once.
+    private var remoteCandidateKeys: Set<String> = []
 
     /// Creates a connection (no network activity until a description is set).
     /// - Throws: ``PeerConnectionError/setup(_:)`` when the certificate cannot be made.
@@ -454,16 +457,19 @@ public final class PeerConnection: @unchecked Sendable {
             return isOfferer ?? false
         }
         let agent = try obtainAgent(controlling: controlling)
-        let (ufrag, pwd, candidates, endOfCandidates) = try lock.withLock { () -> (String, String, [Candidate], Bool) in
+        let usable = parsed.media.filter { !$0.isRejected }
+        let first = usable.first ?? parsed.media.first
+        // An answer rejecting every section carries no ICE credentials: accepted, and
+        // negotiation below fails the connection naming the codecs.
+        let ufrag = first?.iceUfrag ?? parsed.iceUfrag ?? "", pwd = first?.icePwd ?? parsed.icePwd ?? ""
+        guard (!ufrag.isEmpty && !pwd.isEmpty) || usable.isEmpty else {
+            throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=ice-ufrag/a=ice-pwd")
+        }
+        // Credentials first: once `remote` is set below, addIceCandidate (any thread) hands
+        // candidates straight to libnice, which refuses them before it has credentials.
+        if !ufrag.isEmpty { agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd) }
+        let (candidates, endOfCandidates) = try lock.withLock { () -> ([Candidate], Bool) in
             guard state != .closed else { throw PeerConnectionError.closed }
-            let usable = parsed.media.filter { !$0.isRejected }
-            let first = usable.first ?? parsed.media.first
-            // An answer rejecting every section carries no ICE credentials: accepted, and
-            // negotiation below fails the connection naming the codecs.
-            let ufrag = first?.iceUfrag ?? parsed.iceUfrag ?? "", pwd = first?.icePwd ?? parsed.icePwd ?? ""
-            guard (!ufrag.isEmpty && !pwd.isEmpty) || usable.isEmpty else {
-                throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=ice-ufrag/a=ice-pwd")
-            }
             let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
             guard !prints.isEmpty || usable.isEmpty else {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
@@ -483,12 +489,11 @@ public final class PeerConnection: @unchecked Sendable {
             if description.type == .answer {
                 events += negotiate(answer: parsed, weAreOfferer: true)
             }
-            return (ufrag, pwd, candidates, end)
+            return (candidates, end)
         }
         emit(events)
         guard !ufrag.isEmpty else { return }
-        agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd)
-        for c in candidates { try? agent.addRemoteCandidate(c) }
+        for c in candidates where firstSighting(c) { try? agent.addRemoteCandidate(c) }
         let pending = lock.withLock { () -> [IceCandidateInit] in
             defer { pendingRemoteCandidates = [] }
             return pendingRemoteCandidates
@@ -529,6 +534,7 @@ public final class PeerConnection: @unchecked Sendable {
             throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
         }
         guard parsed.component == 1 else { return }  // rtcp-mux: component 2 is never used
+        guard firstSighting(parsed) else { return }
         do { try agent.addRemoteCandidate(parsed) } catch {
             throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
         }
@@ -538,6 +544,12 @@ public final class PeerConnection: @unchecked Sendable {
     /// (RFC 4585 §6.3.1), at most one per 100 ms. Does nothing before media flows.
     public func requestKeyframe(_ transceiver: RtpTransceiver) {
         sendFeedback(transceiver.receiver.requestKeyframe())
+    }
+
+    /// True the first time a remote candidate's transport, address, port and type are seen.
+    private func firstSighting(_ c: Candidate) -> Bool {
+        let key = "\(c.transport.lowercased()) \(c.address) \(c.port) \(c.type.rawValue)"
+        return lock.withLock { remoteCandidateKeys.insert(key).inserted }
     }
 
     // MARK: Stats

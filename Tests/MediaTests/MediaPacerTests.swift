@@ -17,9 +17,11 @@ private final class ListSource: @unchecked Sendable {
     }
 }
 
-/// Delivery times (monotonic ns) of each item, collected on the media queue.
+/// Delivery times (monotonic ns) of each item, collected on the media queue, and when
+/// `start()` was called (the pacer's clock starts no earlier than that).
 private final class Deliveries: @unchecked Sendable {
     var items: [(ts: Int64, at: UInt64)] = []
+    var startedAt: UInt64 = 0
 }
 
 /// Holds the continuation the pacer's `finished` callback resumes.
@@ -37,6 +39,7 @@ private func pace(_ source: ListSource, clockRate: Int64 = 90_000,
                                   finished: { finish.continuation?.resume(returning: $0) })
     let error = await withCheckedContinuation { continuation in
         finish.continuation = continuation  // set before start(): finished runs only after start
+        got.startedAt = DispatchTime.now().uptimeNanoseconds
         pacer.start()
     }
     return (got, error, pacer)
@@ -52,10 +55,11 @@ private func pace(_ source: ListSource, clockRate: Int64 = 90_000,
         let elapsedMs = Double((got.items.last?.at ?? 0) - start) / 1e6
         print("pacer: 30 frames in \(String(format: "%.1f", elapsedMs)) ms (ideal 966.7)")
         #expect(abs(elapsedMs - 966.7) < 60)
-        // No item early: each is due at start + ts/90 ms (1 ms tolerance for timer leeway).
+        // No item early: each is due at (pacer start + ts/90 ms), and the pacer starts no
+        // earlier than the start() call (1 ms tolerance for timer leeway).
         for item in got.items {
             let dueMs = Double(item.ts) / 90
-            #expect(Double(item.at - start) / 1e6 >= dueMs - 1)
+            #expect(Double(item.at - got.startedAt) / 1e6 >= dueMs - 1)
         }
         #expect(pacer.counts.delivered == 30)
         #expect(pacer.counts.rebased == 0)

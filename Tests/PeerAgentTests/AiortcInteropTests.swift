@@ -283,108 +283,27 @@ final class EventLog: @unchecked Sendable {
     }
 }
 
-/// Why talking to the aiortc process failed.
-enum AiortcProcessError: Error, CustomStringConvertible {
-    /// No matching message within `seconds`; `stderr` is the process's error output.
-    case timeout(waitingFor: String, seconds: Double, stderr: String)
-    /// The process reported an error line or ended first.
-    case failed(message: String, stderr: String)
-
-    var description: String {
-        switch self {
-        case let .timeout(what, seconds, stderr): return "aiortc: no \(what) within \(seconds) s; stderr: \(stderr)"
-        case let .failed(message, stderr): return "aiortc: \(message); stderr: \(stderr)"
-        }
-    }
-}
-
-/// `aiortc_peer.py` running as a child process: JSON lines in on stdin, out on
-/// stdout. Its pipes are read on threads of their own; waiting for a message polls
-/// with `Task.sleep`, so the cooperative pool is never blocked.
+/// `aiortc_peer.py` running as a child process: JSON lines in on stdin, out on stdout
+/// (a ``JSONLineProcess`` whose `{"event": "error"}` lines fail every wait).
 final class AiortcProcess: @unchecked Sendable {
-    private let process = Process()
-    private let input = Pipe()
-    private let lock = NSLock()
-    private var lines: [String] = []
-    private var cursor = 0
-    private var partial = Data()
-    private var stdoutClosed = false
-    private var errorText = Data()
+    private let child: JSONLineProcess
 
     /// Starts `python script arguments…`.
     init(python: String, script: String, arguments: [String]) throws {
-        process.executableURL = URL(fileURLWithPath: python)
-        process.arguments = [script] + arguments
-        let output = Pipe(), error = Pipe()
-        process.standardInput = input
-        process.standardOutput = output
-        process.standardError = error
-        try process.run()
-        let out = output.fileHandleForReading, err = error.fileHandleForReading
-        Thread { [self] in
-            while true {
-                let data = out.availableData
-                if data.isEmpty { break }
-                lock.withLock {
-                    partial += data
-                    while let newline = partial.firstIndex(of: UInt8(ascii: "\n")) {
-                        lines.append(String(decoding: partial[partial.startIndex..<newline], as: UTF8.self))
-                        partial = Data(partial[(newline + 1)...])
-                    }
-                }
-            }
-            lock.withLock { stdoutClosed = true }
-        }.start()
-        Thread { [self] in
-            while true {
-                let data = err.availableData
-                if data.isEmpty { break }
-                lock.withLock { errorText += data }
-            }
-        }.start()
+        child = try JSONLineProcess("aiortc", python, [script] + arguments, stdin: true)
     }
 
-    /// The process's error output so far (its last 2 000 characters).
-    var stderr: String { String(String(decoding: lock.withLock { errorText }, as: UTF8.self).suffix(2_000)) }
+    /// The process's error output so far.
+    var stderr: String { child.stderr }
 
     /// Writes one JSON line to its stdin.
-    func send(_ message: [String: String]) throws {
-        var data = try JSONSerialization.data(withJSONObject: message, options: [.sortedKeys])
-        data.append(UInt8(ascii: "\n"))
-        try input.fileHandleForWriting.write(contentsOf: data)
-    }
+    func send(_ message: [String: String]) throws { try child.send(message) }
 
-    /// The next message (after those already returned) for which `match` holds, skipping
-    /// others. Throws ``AiortcProcessError`` on an `{"event": "error"}` line, when stdout
-    /// ends first, or after `timeout` seconds.
+    /// The next message for which `match` holds; throws on an error line, an early exit or after `timeout` s.
     func next(timeout: Double, _ match: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(timeout)
-        while true {
-            let (line, closed) = lock.withLock { () -> (String?, Bool) in
-                guard cursor < lines.count else { return (nil, stdoutClosed) }
-                cursor += 1
-                return (lines[cursor - 1], false)
-            }
-            if let line {
-                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any] else {
-                    continue
-                }
-                if object["event"] as? String == "error" {
-                    throw AiortcProcessError.failed(message: "\(object["error"] ?? line)", stderr: stderr)
-                }
-                if match(object) { return object }
-                continue
-            }
-            if closed { throw AiortcProcessError.failed(message: "exited before the expected message", stderr: stderr) }
-            if Date() >= deadline {
-                throw AiortcProcessError.timeout(waitingFor: "expected message", seconds: timeout, stderr: stderr)
-            }
-            try await Task.sleep(nanoseconds: 10_000_000)
-        }
+        try await child.next(timeout: timeout, failOnErrorEvent: true, match)
     }
 
     /// SIGKILL (processes started from the test binary ignore SIGTERM).
-    func kill() {
-        if process.isRunning { _ = Glibc.kill(process.processIdentifier, SIGKILL) }
-    }
+    func kill() { child.kill() }
 }

@@ -116,6 +116,8 @@ public final class Call: @unchecked Sendable {
     private let onEvent: @Sendable (CallEvent) -> Void
     private let inputs: AsyncStream<Input>
     private let feed: AsyncStream<Input>.Continuation
+    /// Set by ``hangUp(interrupted:)`` from any thread, for the waits before the main loop.
+    private let hangUpRequested = HangUpFlag()
 
     private enum Input: Sendable {
         case message(topic: String, event: WampEvent)
@@ -137,6 +139,8 @@ public final class Call: @unchecked Sendable {
         var lastOfferPublish = Date.distantPast
         var established = false
         var published: Set<String> = []
+        /// The ICE ufrags of our own candidates (to recognise them when the router echoes them).
+        var localUfrags: Set<String> = []
         let videoPath: String
         let audioPath: String
         var failed: (code: Int32, reason: String)?
@@ -171,6 +175,7 @@ public final class Call: @unchecked Sendable {
     /// every connection and file, and makes ``run()`` return exit code 130 when
     /// `interrupted`, else 0/7 as for a normal end. Safe from any thread.
     public func hangUp(interrupted: Bool = true) {
+        hangUpRequested.set(interrupted ? 2 : 1)
         feed.yield(.hangUp(reason: interrupted ? "interrupted" : "hung up", interrupted: interrupted))
     }
 
@@ -180,11 +185,30 @@ public final class Call: @unchecked Sendable {
         report(.connecting, nil, nil)
         var wamp = options.wamp
         wamp.joinTimeoutMs = UInt32(max(1, min(options.timeoutSeconds, 3_600)) * 1000)
+        // Joining may take up to --timeout: race it against a hang-up (SIGINT/SIGTERM).
+        let joining = Task { () -> Result<WampSession, WampError> in
+            do throws(WampError) { return .success(try await WampSession.join(wamp)) } catch { return .failure(error) }
+        }
+        let joinOutcome: Result<WampSession, WampError>? = await withTaskGroup(of: Result<WampSession, WampError>?.self) { group in
+            group.addTask { await joining.value }
+            group.addTask { [hangUpRequested] in
+                while hangUpRequested.value == 0 && !Task.isCancelled { try? await Task.sleep(nanoseconds: 20_000_000) }
+                return nil
+            }
+            let first = await group.next() ?? nil
+            group.cancelAll()
+            return first
+        }
         let joined: WampSession
-        do {
-            joined = try await WampSession.join(wamp)
-        } catch {
+        switch joinOutcome {
+        case let .success(session)?: joined = session
+        case let .failure(error)?:
             return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): \(error)")
+        case nil:
+            Task { if case let .success(late) = await joining.value { await late.leave() } }
+            let interrupted = hangUpRequested.value == 2
+            return finish(code: interrupted ? ExitCode.interrupted : ExitCode.ok, state: .finished,
+                          reason: interrupted ? "interrupted while joining the router" : "hung up while joining the router")
         }
         session = joined
         onEvent(.milestone("joined", peer: nil))
@@ -276,7 +300,10 @@ public final class Call: @unchecked Sendable {
         if let since = establishedAt, now.timeIntervalSince(since) >= options.durationSeconds {
             return await end(code: nil, state: .finished, reason: nil)
         }
-        if establishedAt == nil, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
+        // --timeout covers waiting for the offer or answer; once one was exchanged, ICE (5)
+        // and DTLS (6) failures bound the rest.
+        let exchanged = links.values.contains { $0.answered && !$0.declined }
+        if establishedAt == nil, !exchanged, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
             let what = options.role == .offer ? "no answer" : (options.role == .answer ? "no offer" : "no peer connected")
             return await end(code: ExitCode.timeout, state: .failed,
                              reason: "\(what) within --timeout \(formatSeconds(options.timeoutSeconds)) s")
@@ -399,7 +426,7 @@ public final class Call: @unchecked Sendable {
     /// every candidate; gives up after 10 s with what there is.
     private func vanilla(_ pc: PeerConnection, _ fallback: SessionDescriptionInit) async -> SessionDescriptionInit {
         let deadline = Date().addingTimeInterval(10)
-        while pc.iceGatheringState != .complete && Date() < deadline {
+        while pc.iceGatheringState != .complete && Date() < deadline && hangUpRequested.value == 0 {
             try? await Task.sleep(nanoseconds: 10_000_000)
         }
         return pc.localDescription ?? fallback
@@ -550,7 +577,13 @@ public final class Call: @unchecked Sendable {
 
     private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
         guard let link = links[peer] else { return }
-        if link.published.contains(candidate.candidate) { return }  // our own, echoed by the router
+        // Our own, echoed by the router: by our ufrag when the candidate names one, else by
+        // its text (never for end-of-candidates, whose text is the same from both sides).
+        if let ufrag = candidate.usernameFragment, !ufrag.isEmpty {
+            if link.localUfrags.contains(ufrag) { return }
+        } else if !candidate.isEndOfCandidates, link.published.contains(candidate.candidate) {
+            return
+        }
         if !candidate.isEndOfCandidates { onEvent(.candidate(peer: peer, local: false, candidate: candidate.candidate)) }
         do { try link.pc.addIceCandidate(candidate) } catch {
             onEvent(.signalingError(topic: topic, reason: "\(error)"))
@@ -565,6 +598,7 @@ public final class Call: @unchecked Sendable {
         case let .localCandidate(c):
             guard options.trickle, let session else { return nil }
             link.published.insert(c.candidate)
+            if let ufrag = c.usernameFragment { link.localUfrags.insert(ufrag) }
             if !c.isEndOfCandidates { onEvent(.candidate(peer: peer, local: true, candidate: c.candidate)) }
             if isRoom {
                 _ = try? await session.publish(userTopic(peer, "candidate"), args: [.string(options.user), Signaling.value(c)])
@@ -680,6 +714,16 @@ public final class Call: @unchecked Sendable {
         if peer == nil { state = s }
         onEvent(.state(s, peer: peer, reason: reason))
     }
+}
+
+/// 0 = no hang-up, 1 = hung up, 2 = interrupted; set from any thread.
+final class HangUpFlag: @unchecked Sendable {
+    private let lock = NSLock()
+    private var stored = 0
+    /// The current value.
+    var value: Int { lock.withLock { stored } }
+    /// Sets the value (the larger of the old and new: interrupted wins).
+    func set(_ v: Int) { lock.withLock { stored = max(stored, v) } }
 }
 
 func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(s) }

@@ -19,6 +19,8 @@ import Synchronization
 final class DtlsSrtpTransport: @unchecked Sendable {
     /// The DTLS handshake; nil until ``start(role:remoteFingerprints:)``.
     private let dtls = Mutex<DTLSTransport?>(nil)
+    /// DTLS records that arrived before ``start(role:remoteFingerprints:)`` (guarded by `dtls`'s lock).
+    private var early: [[UInt8]] = []
     private let sessions = Mutex<(outbound: SRTPSession, inbound: SRTPSession)?>(nil)
     private let counters = Mutex(TransportCounters())
     private let ice: IceAgent
@@ -57,14 +59,19 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     /// server waits). Call once ICE is connected. A second call does nothing.
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when OpenSSL cannot be set up.
     func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) {
-        let existing = dtls.withLock { $0 }
-        guard existing == nil else { return }
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
             onStateChange: { [weak self] state in self?.dtlsStateChanged(state) })
-        dtls.withLock { $0 = transport }
+        let pending: [[UInt8]]? = dtls.withLock { current in
+            guard current == nil else { return nil }  // started already: this one is dropped
+            current = transport
+            defer { early = [] }
+            return early
+        }
+        guard let pending else { return }
         transport.start()
+        for record in pending { transport.receive(record) }
     }
 
     /// The DTLS state (`new` before start).
@@ -87,7 +94,13 @@ final class DtlsSrtpTransport: @unchecked Sendable {
         counters.withLock { $0.bytesReceived += datagram.count; $0.packetsReceived += 1 }
         switch Demultiplexer.classify(datagram) {
         case .dtls:
-            dtls.withLock { $0 }?.receive(datagram)
+            // The peer's ClientHello may come before we start (its ICE connected first):
+            // keep up to 16 records and feed them at start, rather than wait ~1 s for a resend.
+            let transport: DTLSTransport? = dtls.withLock { current in
+                if current == nil, early.count < 16 { early.append(datagram) }
+                return current
+            }
+            transport?.receive(datagram)
         case .rtp:
             guard let inbound = sessions.withLock({ $0?.inbound }) else { return }
             do { onRTP(try inbound.unprotect(srtp: datagram)) } catch {

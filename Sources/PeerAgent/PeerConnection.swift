@@ -252,6 +252,10 @@ public final class PeerConnection: @unchecked Sendable {
     /// Remote candidates already given to ICE (transport, address, port, type): a
     /// candidate both trickled and inside a (repeated) description is added once.
     private var remoteCandidateKeys: Set<String> = []
+    /// The remote ICE ufrag of the current remote description.
+    private var remoteUfrag: String?
+    /// True once DTLS was started (at most once).
+    private var dtlsStarted = false
 
     /// Creates a connection (no network activity until a description is set).
     /// - Throws: ``PeerConnectionError/setup(_:)`` when the certificate cannot be made.
@@ -475,6 +479,7 @@ public final class PeerConnection: @unchecked Sendable {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
             }
             remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
+            remoteUfrag = ufrag.isEmpty ? nil : ufrag
             signaling = description.type == .offer ? .haveRemoteOffer : .stable
             events.append(.signalingState(signaling))
             remote = parsed
@@ -520,6 +525,11 @@ public final class PeerConnection: @unchecked Sendable {
             }
             if candidate.sdpMid == nil, let index = candidate.sdpMLineIndex, !(0..<remote.media.count).contains(index) {
                 throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "no m-line \(index)")
+            }
+            // W3C addIceCandidate: a candidate of another ICE generation or session is refused.
+            if let ufrag = candidate.usernameFragment, !ufrag.isEmpty, let remoteUfrag, ufrag != remoteUfrag {
+                throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate,
+                                                           reason: "usernameFragment \"\(ufrag)\" is not the remote ufrag \"\(remoteUfrag)\"")
             }
             return agent
         }
@@ -568,7 +578,8 @@ public final class PeerConnection: @unchecked Sendable {
             let outbound = t.sender.snapshot()
             if direction.sends { report.outboundRTP.append(outbound) }
             if direction.receives { report.inboundRTP.append(t.receiver.snapshot()) }
-            if let pt = outbound.codecId.flatMap({ Int($0.dropFirst(3)) }) {
+            let codecIds = [outbound.codecId, direction.receives ? report.inboundRTP.last?.codecId : nil]
+            for pt in Set(codecIds.compactMap { $0.flatMap { Int($0.dropFirst(3)) } }) {
                 codecs[pt] = CodecStats(id: "CO-\(pt)", timestamp: now, payloadType: pt,
                                         mimeType: t.kind == .video ? "video/VP8" : "audio/opus",
                                         clockRate: t.kind == .video ? 90_000 : 48_000, channels: t.kind == .audio ? 2 : nil,
@@ -580,19 +591,26 @@ public final class PeerConnection: @unchecked Sendable {
         let counters = transport?.snapshot
         let pairId = pair.map { "CP-\($0.local.foundation)-\($0.remote.foundation)" }
         if let pair, let pairId {
+            let localId = "LC-\(pair.local.foundation)", remoteId = "RC-\(pair.remote.foundation)"
+            let pairState = ice == .connected || ice == .completed ? "succeeded" : (ice == .failed ? "failed" : "in-progress")
             report.candidatePairs.append(CandidatePairStats(
-                id: pairId, timestamp: now, state: "succeeded", nominated: true,
-                localCandidate: pair.local.sdpValue, remoteCandidate: pair.remote.sdpValue,
+                id: pairId, timestamp: now, state: pairState, nominated: true,
+                localCandidateId: localId, remoteCandidateId: remoteId, transportId: "T-bundle",
                 bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
                 packetsSent: counters?.packetsSent ?? 0, packetsReceived: counters?.packetsReceived ?? 0,
                 currentRoundTripTime: rtt))
+            for (id, type, c) in [(localId, "local-candidate", pair.local), (remoteId, "remote-candidate", pair.remote)] {
+                report.candidates.append(IceCandidateStats(id: id, type: type, timestamp: now, address: c.address, port: c.port,
+                                                           protocol: c.transport.lowercased(), candidateType: c.type.rawValue,
+                                                           priority: c.priority, candidate: c.sdpValue))
+            }
         }
         if let transport {
             let dtls = transport.state
             report.transports.append(TransportStats(
                 id: "T-bundle", timestamp: now, dtlsState: dtls.rawValue, iceState: ice.rawValue,
                 dtlsRole: role.map { $0 == .client ? "client" : "server" }, selectedCandidatePairId: pairId,
-                tlsVersion: dtls == .connected ? "DTLSv1.2" : nil, srtpCipher: transport.srtpProfile.map(Self.ianaName),
+                tlsVersion: dtls == .connected ? "FEFD" : nil, srtpCipher: transport.srtpProfile.map(Self.ianaName),
                 bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
                 srtpFailures: counters?.srtpFailures ?? 0))
         }
@@ -629,6 +647,7 @@ public final class PeerConnection: @unchecked Sendable {
         if let transport, transport.state == .connected {
             let ssrcs = list.map(\.sender.ssrc)
             let bye: [RTCPPacket] = [.receiverReport(ReceiverReport(ssrc: ssrcs.first ?? 0, reports: [])),
+                                     .sourceDescription(SourceDescription(ssrc: ssrcs.first ?? 0, cname: cname)),
                                      .goodbye(Goodbye(sources: ssrcs))]
             transport.sendRTCP(RTCPCompound.serialize(bye))
         }
@@ -812,7 +831,8 @@ public final class PeerConnection: @unchecked Sendable {
             case .gatheringComplete:
                 gathering = .complete
                 let mid = local?.media.first { !$0.isRejected }?.mid ?? "0"
-                events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0)))
+                events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0,
+                                                               usernameFragment: credentials.ufrag)))
                 events.append(.iceGatheringState(.complete))
             case let .state(s):
                 iceState = s
@@ -833,9 +853,12 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     private func maybeStartDTLS() {
+        // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
+        // (loop thread) may both get here; only one starts DTLS.
         let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = lock.withLock {
-            guard state != .closed, state != .failed, negotiated, let role = dtlsRole, let transport,
-                  iceState == .connected || iceState == .completed, transport.state == .new else { return nil }
+            guard !dtlsStarted, state != .closed, state != .failed, negotiated, let role = dtlsRole, let transport,
+                  iceState == .connected || iceState == .completed else { return nil }
+            dtlsStarted = true
             return (transport, role, remoteFingerprints)
         }
         guard let (transport, role, prints) = ready else { return }
@@ -881,7 +904,11 @@ public final class PeerConnection: @unchecked Sendable {
     private func startMediaFlow() {
         let (list, transport) = lock.withLock { (transceivers, self.transport) }
         guard let transport else { return }
-        if dtlsTimer != 0 { loop.cancelTimer(dtlsTimer) }
+        let timer = lock.withLock { () -> UInt32 in
+            defer { dtlsTimer = 0 }
+            return dtlsTimer
+        }
+        if timer != 0 { loop.cancelTimer(timer) }
         for t in list where t.currentDirection?.sends == true {
             do { try t.sender.start(transport: transport) } catch {
                 fail("\(t.kind) sender could not start: \(error)")
@@ -946,11 +973,13 @@ public final class PeerConnection: @unchecked Sendable {
         transport.sendRTCP(RTCPCompound.serialize(packets))
     }
 
-    /// Sends feedback (PLI, NACK) at once, in a compound led by an empty RR (RFC 4585 §3.1).
+    /// Sends feedback (PLI, NACK) at once, in a compound led by an empty RR and our CNAME
+    /// (RFC 3550 §6.1, RFC 4585 §3.1), valid with or without rtcp-rsize.
     private func sendFeedback(_ feedback: [RTCPPacket]) {
         guard !feedback.isEmpty, let transport = lock.withLock({ self.transport }) else { return }
         let reporter = lock.withLock { transceivers.first?.sender.ssrc ?? 0 }
-        transport.sendRTCP(RTCPCompound.serialize([.receiverReport(ReceiverReport(ssrc: reporter, reports: []))] + feedback))
+        transport.sendRTCP(RTCPCompound.serialize([.receiverReport(ReceiverReport(ssrc: reporter, reports: [])),
+                                                   .sourceDescription(SourceDescription(ssrc: reporter, cname: cname))] + feedback))
     }
 
     private func transportReceive(_ bytes: [UInt8]) {

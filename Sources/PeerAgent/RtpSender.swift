@@ -171,12 +171,18 @@ final class RtpSender: @unchecked Sendable {
         }
     }
 
-    /// Generic NACK (RFC 4585 §6.2.1): sends again the packets still in the history.
+    /// At most this many packets are resent for one NACK message: a hostile or confused
+    /// receiver cannot make us resend the whole history at once.
+    static let maximumRetransmissionsPerNack = 64
+
+    /// Generic NACK (RFC 4585 §6.2.1): sends again the packets still in the history
+    /// (at most ``maximumRetransmissionsPerNack`` per message).
     func nack(_ sequenceNumbers: [UInt16]) {
         queue.async { [self] in
             stats.nackCount += 1
             guard let transport else { return }
-            for packet in history.packets(for: sequenceNumbers, nowMs: monotonicMs()) {
+            let asked = Array(sequenceNumbers.prefix(Self.maximumRetransmissionsPerNack))
+            for packet in history.packets(for: asked, nowMs: monotonicMs()) {
                 let bytes = packet.serialized()
                 if transport.sendRTP(bytes) {
                     stats.packetsSent += 1

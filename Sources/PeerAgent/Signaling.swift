@@ -42,7 +42,7 @@ public enum Signaling {
         let text: String
         switch object["candidate"] {
         case let .string(s)?: text = s
-        case .null?, nil: text = ""
+        case nil: throw PayloadError(reason: "candidate without a \"candidate\" key (end-of-candidates is an empty string): \(clip(value))")
         default: throw PayloadError(reason: "candidate whose \"candidate\" is not a string: \(clip(value))")
         }
         var mid: String?

@@ -136,6 +136,29 @@ public struct RemoteInboundRTPStats: Sendable, Encodable, Equatable {
     public var roundTripTimeMeasurements: Int
 }
 
+/// `local-candidate` / `remote-candidate`: one ICE candidate of the selected pair
+/// (W3C webrtc-stats §7.11 RTCIceCandidateStats).
+public struct IceCandidateStats: Sendable, Encodable, Equatable {
+    /// Stats object id, e.g. "LC-1" / "RC-1".
+    public var id: String
+    /// "local-candidate" or "remote-candidate".
+    public var type: String
+    /// When the values were taken, ms since the Unix epoch.
+    public var timestamp: Double
+    /// The candidate's IP address (or name).
+    public var address: String
+    /// The candidate's port.
+    public var port: Int
+    /// "udp" or "tcp".
+    public var `protocol`: String
+    /// "host", "srflx", "prflx" or "relay".
+    public var candidateType: String
+    /// The ICE priority (RFC 8445 §5.1.2).
+    public var priority: UInt32
+    /// The candidate as its SDP attribute value.
+    public var candidate: String
+}
+
 /// `candidate-pair`: the ICE pair in use (W3C webrtc-stats §7.12).
 public struct CandidatePairStats: Sendable, Encodable, Equatable {
     /// Stats object id.
@@ -144,14 +167,17 @@ public struct CandidatePairStats: Sendable, Encodable, Equatable {
     public var type = "candidate-pair"
     /// When the values were taken, ms since the Unix epoch.
     public var timestamp: Double
-    /// "succeeded" for the selected pair, else the ICE state's closest pair state.
+    /// W3C `RTCStatsIceCandidatePairState`: "succeeded" while ICE is connected or
+    /// completed, "failed" after ICE failed, else "in-progress".
     public var state: String
     /// True for the selected pair.
     public var nominated: Bool
-    /// The local candidate, as its SDP attribute value.
-    public var localCandidate: String
-    /// The remote candidate, as its SDP attribute value.
-    public var remoteCandidate: String
+    /// Id of the `local-candidate` object.
+    public var localCandidateId: String
+    /// Id of the `remote-candidate` object.
+    public var remoteCandidateId: String
+    /// Id of the `transport` object.
+    public var transportId: String
     /// Bytes sent on the transport (SRTP, SRTCP, DTLS).
     public var bytesSent: Int
     /// Bytes received on the transport.
@@ -180,13 +206,15 @@ public struct TransportStats: Sendable, Encodable, Equatable {
     public var dtlsRole: String?
     /// Id of the selected `candidate-pair`.
     public var selectedCandidatePairId: String?
-    /// "DTLSv1.2" once connected.
+    /// The DTLS version as four upper-case hex digits of its wire value (W3C): "FEFD"
+    /// (DTLS 1.2) once connected.
     public var tlsVersion: String?
     /// The SRTP profile by its IANA registry name: "SRTP_AEAD_AES_128_GCM" (RFC 7714)
     /// or "SRTP_AES128_CM_HMAC_SHA1_80" (RFC 5764).
     public var srtpCipher: String?
-    /// Bytes sent and received on the transport.
+    /// Bytes sent on the transport (SRTP, SRTCP, DTLS).
     public var bytesSent: Int
+    /// Bytes received on the transport.
     public var bytesReceived: Int
     /// SRTP/SRTCP packets that failed authentication or replay checks, or could not be protected.
     public var srtpFailures: Int
@@ -227,12 +255,21 @@ public struct ConnectionTimings: Sendable, Encodable, Equatable {
 /// plus connection timings. Encodes to JSON as `{"stats": {id: object, …}, "timings": …}`
 /// like `RTCStatsReport`.
 public struct StatsReport: Sendable, Encodable, Equatable {
+    /// `outbound-rtp` objects, one per sending stream.
     public var outboundRTP: [OutboundRTPStats] = []
+    /// `inbound-rtp` objects, one per receiving stream.
     public var inboundRTP: [InboundRTPStats] = []
+    /// `remote-inbound-rtp` objects: the peer's reports about our streams.
     public var remoteInboundRTP: [RemoteInboundRTPStats] = []
+    /// The selected `candidate-pair`, once there is one.
     public var candidatePairs: [CandidatePairStats] = []
+    /// Its `local-candidate` and `remote-candidate` objects.
+    public var candidates: [IceCandidateStats] = []
+    /// The bundle's `transport`.
     public var transports: [TransportStats] = []
+    /// The negotiated payload formats, sent and received.
     public var codecs: [CodecStats] = []
+    /// Milestones of the connection, ms from the first description.
     public var timings = ConnectionTimings()
 
     /// Creates an empty report.
@@ -259,7 +296,7 @@ public struct StatsReport: Sendable, Encodable, Equatable {
         var top = encoder.container(keyedBy: Keys.self)
         var stats = top.nestedContainer(keyedBy: Keys.self, forKey: Keys(stringValue: "stats"))
         let all: [(String, any Encodable)] = outboundRTP.map { ($0.id, $0) } + inboundRTP.map { ($0.id, $0) }
-            + remoteInboundRTP.map { ($0.id, $0) } + candidatePairs.map { ($0.id, $0) }
+            + remoteInboundRTP.map { ($0.id, $0) } + candidatePairs.map { ($0.id, $0) } + candidates.map { ($0.id, $0) }
             + transports.map { ($0.id, $0) } + codecs.map { ($0.id, $0) }
         for (id, value) in all { try stats.encode(AnyEncodable(value: value), forKey: Keys(stringValue: id)) }
         try top.encode(timings, forKey: Keys(stringValue: "timings"))

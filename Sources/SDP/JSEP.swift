@@ -51,11 +51,13 @@ public enum JSEP {
     /// Our audio codec: Opus 48 kHz stereo-capable, payload type 111, RFC 7587.
     public static let opus = PayloadFormat(payloadType: 111, name: "opus", clockRate: 48000, channels: 2,
                                            fmtp: "minptime=10;useinbandfec=1", rtcpFeedback: [])
-    /// Our video codec: VP8 90 kHz, payload type 96, RFC 7741, with NACK, PLI, FIR and REMB feedback.
+    /// Our video codec: VP8 90 kHz, payload type 96, RFC 7741, with NACK, PLI and FIR
+    /// feedback (no `goog-remb`: we never send REMB, and offering it would leave a browser
+    /// waiting for estimates at its start bitrate).
     public static let vp8 = PayloadFormat(payloadType: 96, name: "VP8", clockRate: 90000, channels: nil,
-                                          fmtp: nil, rtcpFeedback: ["goog-remb", "ccm fir", "nack", "nack pli"])
-    /// RTCP feedback we can honour (RFC 4585, RFC 5104, draft-alvestrand-rmcat-remb).
-    public static let supportedFeedback: Set<String> = ["nack", "nack pli", "ccm fir", "goog-remb"]
+                                          fmtp: nil, rtcpFeedback: ["ccm fir", "nack", "nack pli"])
+    /// RTCP feedback we honour (RFC 4585, RFC 5104).
+    public static let supportedFeedback: Set<String> = ["nack", "nack pli", "ccm fir"]
     /// Header extensions we use: the mid extension (RFC 8843 §15.1) for routing.
     public static let midExtension = "urn:ietf:params:rtp-hdrext:sdes:mid"
     /// The RTP profile for DTLS-SRTP with feedback (RFC 5764 §8).

@@ -50,6 +50,7 @@ import WampClient
         // The object form (some clients) is accepted too; a non-string candidate is not.
         #expect(try Signaling.candidate(from: .object(["candidate": .string(c.candidate), "sdpMid": "0"])).sdpMid == "0")
         #expect(throws: Signaling.PayloadError.self) { try Signaling.candidate(from: .object(["candidate": 7])) }
+        #expect(throws: Signaling.PayloadError.self) { try Signaling.candidate(from: .object(["sdpMid": "0"])) }
     }
 
     @Test func theOfferIdentityIsTheOriginSessionIdAndVersion() {

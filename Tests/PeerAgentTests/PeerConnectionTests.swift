@@ -179,10 +179,14 @@ final class PairEvents: @unchecked Sendable {
         #expect((remote.roundTripTime ?? 1) < 0.1)  // loopback: well under 100 ms
         let pairStats = try #require(report.candidatePairs.first)
         #expect(pairStats.state == "succeeded" && pairStats.bytesSent > 0 && pairStats.bytesReceived > 0)
+        let local = try #require(report.candidates.first { $0.id == pairStats.localCandidateId })
+        #expect(local.type == "local-candidate" && local.address == "127.0.0.1" && local.protocol == "udp" && local.candidateType == "host")
+        #expect(report.candidates.contains { $0.id == pairStats.remoteCandidateId && $0.type == "remote-candidate" })
+        #expect(pairStats.transportId == report.transports.first?.id)
         #expect(pairStats.currentRoundTripTime != nil)
         let transport = try #require(report.transports.first)
         #expect(transport.dtlsState == "connected")
-        #expect(transport.tlsVersion == "DTLSv1.2")
+        #expect(transport.tlsVersion == "FEFD")
         #expect(transport.srtpCipher == "SRTP_AEAD_AES_128_GCM")
         #expect(transport.selectedCandidatePairId == pairStats.id)
         #expect(report.codecs.map(\.mimeType).sorted() == ["audio/opus", "video/VP8"])
@@ -202,7 +206,7 @@ final class PairEvents: @unchecked Sendable {
         #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
         final class Times: @unchecked Sendable { let lock = NSLock(); var keyframes: [Int64] = [] }
         let times = Times()
-        va.sender.onFrameSent = { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } }
+        va.sender.queue.sync { va.sender.onFrameSent = { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } } }
         var delays: [Int64] = []
         for _ in 0..<3 {
             let sentAt = monotonicMs()
@@ -315,8 +319,8 @@ final class PairEvents: @unchecked Sendable {
             let (a, b) = try await Loopback.run(options)
             for side in [a, b] {
                 if let pair = side.stats.candidatePairs.first,
-                   let port = pair.localCandidate.split(separator: " ").dropFirst(5).first.flatMap({ Int($0) }) {
-                    ports.append(port)
+                   let local = side.stats.candidates.first(where: { $0.id == pair.localCandidateId }) {
+                    ports.append(local.port)
                 }
             }
             if round == 0 { threadsAfterFirst = Self.glibThreads() }

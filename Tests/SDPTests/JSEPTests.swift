@@ -21,7 +21,7 @@ func options(audio: Direction? = .sendrecv, video: Direction? = .sendrecv) -> Lo
         #expect(a.payloads == [PayloadFormat(payloadType: 111, name: "opus", clockRate: 48000, channels: 2,
                                              fmtp: "minptime=10;useinbandfec=1")])
         #expect(v.payloads.first?.name == "VP8" && v.payloads.first?.clockRate == 90000)
-        #expect(Set(v.payloads.first?.rtcpFeedback ?? []) == ["nack", "nack pli", "ccm fir", "goog-remb"])
+        #expect(Set(v.payloads.first?.rtcpFeedback ?? []) == ["nack", "nack pli", "ccm fir"])
         for m in offer.media {
             #expect(m.setup == .actpass && m.rtcpMux && m.direction == .sendrecv)
             #expect(m.iceUfrag == "uFrG" && m.fingerprints == [fingerprint])

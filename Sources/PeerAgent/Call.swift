@@ -58,8 +58,9 @@ public enum CallEvent: Sendable {
     case frames(peer: String, video: Int, audio: Int)
     /// An offer arrived while in a call and was declined (we stay in our call).
     case busy(from: String, reason: String)
-    /// A room member appeared or left.
+    /// A room member announced itself (`callme`), with its user id.
     case peerJoined(String)
+    /// A room member left (`close`), with its user id.
     case peerLeft(String)
     /// The router connection dropped or came back (the call goes on).
     case router(String)
@@ -87,8 +88,9 @@ public struct CallResult: Sendable {
 public struct PeerResult: Sendable {
     /// The remote peer: its user id (room) or "offerer"/"answerer" (legacy).
     public var peer: String
-    /// The IVF and Ogg files.
+    /// The IVF file of its video.
     public var videoPath: String
+    /// The Ogg Opus file of its audio.
     public var audioPath: String
     /// Final statistics.
     public var stats: StatsReport

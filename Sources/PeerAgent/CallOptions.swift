@@ -150,14 +150,16 @@ public struct CallOptions: Sendable {
     public var descriptionAsString = false
     /// ICE servers, policy and the rest of the peer connection configuration.
     public var peerConnection = PeerConnectionConfiguration()
-    /// What to send.
+    /// What to send as video (default the 640x480@30 test pattern).
     public var video: VideoSpec = .pattern(width: 640, height: 480, frameRate: 30)
+    /// What to send as audio (default a 440 Hz tone).
     public var audio: AudioSpec = .tone(frequency: 440)
     /// Bitrates and codec settings.
     public var encoding = SendEncoding()
-    /// Where to record remote video / audio; nil: `remote-<peer>.ivf` / `.ogg` in the
-    /// current directory. With several peers (room) `-<peer>` goes before the extension.
+    /// Where to record remote video; nil: `remote-<peer>.ivf` in the current directory.
+    /// With several peers (room) `-<peer>` goes before the extension.
     public var videoOut: String?
+    /// Where to record remote audio; nil: `remote-<peer>.ogg`; `-<peer>` added as for video.
     public var audioOut: String?
     /// Decode received video (framesDecoded in stats; costs some CPU).
     public var decode = true

@@ -32,8 +32,9 @@ public struct LoopbackSide: Sendable {
     public var name: String
     /// The side's final statistics.
     public var stats: StatsReport
-    /// Recorded remote video (IVF) and audio (Ogg Opus).
+    /// Recorded remote video (IVF).
     public var videoPath: String
+    /// Recorded remote audio (Ogg Opus).
     public var audioPath: String
     /// Test-pattern frames this side's video sender produced.
     public var framesSent: Int

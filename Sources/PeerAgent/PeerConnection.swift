@@ -47,7 +47,7 @@ public struct IceCandidateInit: Sendable, Equatable, Codable {
     public var candidate: String
     /// The m-section's mid.
     public var sdpMid: String?
-    /// The m-section's index (0-based).
+    /// The m-section's index (0-based); `peer` sends 0 (everything is bundled on the first).
     public var sdpMLineIndex: Int?
     /// The ICE ufrag the candidate belongs to.
     public var usernameFragment: String?
@@ -70,8 +70,9 @@ public struct RemoteTrackInfo: Sendable, Equatable {
     public var mid: String
     /// The remote SSRC when the SDP announced one.
     public var ssrc: UInt32?
-    /// The negotiated payload type and codec name, e.g. 96 "VP8".
+    /// The negotiated RTP payload type, e.g. 96.
     public var payloadType: Int
+    /// The codec's encoding name as negotiated, e.g. "VP8" or "opus".
     public var codec: String
 }
 
@@ -565,7 +566,9 @@ public final class PeerConnection: @unchecked Sendable {
     // MARK: Stats
 
     /// W3C webrtc-stats for this connection: outbound-rtp, inbound-rtp,
-    /// remote-inbound-rtp, candidate-pair, transport, codec, plus timings.
+    /// remote-inbound-rtp, candidate-pair, local/remote-candidate, transport, codec, plus
+    /// timings. Units as in webrtc-stats: `timestamp` ms since the Unix epoch, jitter and
+    /// round-trip times in seconds, byte and packet counts; timings in ms.
     public func getStats() -> StatsReport {
         let (list, pair, transport, ice, remoteIn, timings, rtt, role) = lock.withLock {
             (transceivers, selectedPair, self.transport, iceState, Array(remoteInbound.values), timingsLocked(), lastRTT, dtlsRole)
@@ -630,7 +633,8 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Closes the connection: stops the senders, sends RTCP BYE, closes the files
     /// (so they are complete), sends DTLS close_notify, closes ICE (releasing TURN
-    /// allocations). Idempotent. Do not call it from an event callback.
+    /// allocations). Idempotent. It waits for the sink queues to finish writing, so from an
+    /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
         let (list, transport, agent, timers, wasOpen) = lock.withLock {
             let wasOpen = !closedLocally

@@ -14,9 +14,12 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOpt
     var caFile: String?
     var profile: String?
     var stun: [String] = env["PEER_STUN"].map { [$0] } ?? []
-    var turn: [String] = []
-    var turnUser: String?
-    var turnPassword: String?
+    // Each --turn URL takes the --turn-user/--turn-password in effect when it is given,
+    // replaced by any given right after it (before the next --turn); a URL left without
+    // takes the last ones on the command line.
+    var turn: [(url: String, user: String?, password: String?)] = []
+    var lastUser: String?
+    var lastPassword: String?
     var json = false
     var statsPath: String?
     var o = CallOptions(role: role, router: "")
@@ -58,9 +61,13 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOpt
             guard !text.isEmpty, !text.contains(".") else { fail("\(name): --user \"\(text)\": expected a non-empty id without dots") }
             o.user = text
         case "--stun": stun.append(value(option))
-        case "--turn": turn.append(value(option))
-        case "--turn-user": turnUser = value(option)
-        case "--turn-password": turnPassword = value(option)
+        case "--turn": turn.append((value(option), lastUser, lastPassword))
+        case "--turn-user":
+            lastUser = value(option)
+            if !turn.isEmpty { turn[turn.count - 1].user = lastUser }
+        case "--turn-password":
+            lastPassword = value(option)
+            if !turn.isEmpty { turn[turn.count - 1].password = lastPassword }
         case "--ice-policy":
             let text = value(option)
             guard let p = IceTransportPolicy(rawValue: text) else { fail("\(name): --ice-policy \"\(text)\": expected all or relay") }
@@ -100,10 +107,12 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOpt
     for url in stun {
         do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { fail("\(name): --stun \"\(url)\": \(error)") }
     }
-    for url in turn {
-        guard let turnUser, let turnPassword else { fail("\(name): --turn \"\(url)\" needs --turn-user and --turn-password") }
-        do { o.peerConnection.iceServers.append(try IceServer(url, username: turnUser, password: turnPassword)) } catch {
-            fail("\(name): --turn \"\(url)\": \(error)")
+    for entry in turn {
+        guard let user = entry.user ?? lastUser, let password = entry.password ?? lastPassword else {
+            fail("\(name): --turn \"\(entry.url)\" needs --turn-user and --turn-password")
+        }
+        do { o.peerConnection.iceServers.append(try IceServer(entry.url, username: user, password: password)) } catch {
+            fail("\(name): --turn \"\(entry.url)\": \(error)")
         }
     }
     return (o, json, statsPath)

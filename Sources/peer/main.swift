@@ -25,40 +25,53 @@ let usage = """
 
     call options (offer, answer, room):
       --router URL            ws:// or wss:// WAMP router (default $PEER_ROUTER)
-      --realm NAME            realm (default $PEER_REALM, else realm1)
+                              e.g. --router wss://example.org:8443/ws
+      --realm NAME            realm (default $PEER_REALM, else realm1), e.g. --realm realm1
       --auth cra:USER:SECRET | ticket:USER:TICKET
-                              WAMP-CRA (plain or salted) or ticket authentication
-      --ca-file PATH          trust this CA for wss://
-      --profile legacy|room   signaling profile (offer/answer: legacy; room: room)
-      --prefix PREFIX         topic prefix (default com.nakadoribook.webrtc)
-      --room NAME             room name (room profile; default "default")
-      --user ID               our user id in the room (default: random)
-      --stun URL              STUN server, repeatable (default $PEER_STUN)
+                              WAMP-CRA (plain or salted) or ticket authentication,
+                              e.g. --auth cra:alice:s3cret
+      --ca-file PATH          trust this CA for wss://, e.g. --ca-file ca.pem
+      --profile legacy|room   signaling profile (offer/answer: legacy; room: room),
+                              e.g. peer offer --profile room --room lobby (same as peer room)
+      --prefix PREFIX         topic prefix (default com.nakadoribook.webrtc), e.g. --prefix org.example.call7
+      --room NAME             room name (room profile; default "default"), e.g. --room lobby
+      --user ID               our user id in the room (default: random), e.g. --user alice
+      --stun URL              STUN server, repeatable (default $PEER_STUN),
+                              e.g. --stun stun:stun.example.org:3478
       --turn URL --turn-user USER --turn-password PASSWORD
-                              TURN server(s), repeatable; the credentials apply to every
-                              --turn URL (turn:host:port?transport=udp|tcp, turns:…)
-      --ice-policy all|relay  all candidates, or relay (TURN) only
+                              TURN server, repeatable; a URL takes the credentials given
+                              right after it, else the last ones given, e.g.
+                              --turn turn:t.example.org:3478?transport=tcp --turn-user u
+                              --turn-password p (also turns:host:5349)
+      --ice-policy all|relay  all candidates, or relay (TURN) only, e.g. --ice-policy relay
       --trickle | --vanilla   trickle ICE (default) or vanilla (descriptions after gathering,
-                              candidates inside)
-      --payload object|string legacy: publish descriptions as a JSON object (default) or string
+                              candidates inside), e.g. --vanilla for the oldest clients
+      --payload object|string legacy: publish descriptions as a JSON object (default) or
+                              string, e.g. --payload string
       --video pattern[:WxH@FPS] | y4m:PATH | ivf:PATH | none
-                              what to send (default pattern:640x480@30; files loop)
+                              what to send (default pattern:640x480@30; files loop),
+                              e.g. --video pattern:320x240@15 or --video y4m:clip.y4m
       --audio tone[:HZ] | wav:PATH | none
-                              what to send (default tone:440)
+                              what to send (default tone:440), e.g. --audio wav:voice.wav
       --video-out PATH        record remote video here (default remote-<peer>.ivf; in a room
-                              -<peer> is added before the extension)
-      --audio-out PATH        record remote audio here (default remote-<peer>.ogg)
-      --bitrate KBPS          video bitrate (default 1000)
-      --duration S            media time once established (default 10)
+                              -<peer> is added before the extension), e.g. --video-out in.ivf
+      --audio-out PATH        record remote audio here (default remote-<peer>.ogg),
+                              e.g. --audio-out in.ogg
+      --bitrate KBPS          video bitrate (default 1000), e.g. --bitrate 500
+      --duration S            media time once established (default 10), e.g. --duration 30
       --timeout S             wait at most this long for the router, then for the offer or
-                              answer (default 30)
-      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 0)
-      --local-address IP      gather only on this address (repeatable; e.g. 127.0.0.1)
-      --no-decode             record without decoding (less CPU; no framesDecoded)
+                              answer (default 30), e.g. --timeout 5
+      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 0),
+                              e.g. --min-frames 270
+      --local-address IP      gather only on this address (repeatable), e.g. --local-address 127.0.0.1
+      --no-decode             record without decoding (less CPU; no framesDecoded), e.g. for
+                              long recordings
       --json                  one JSON event per line on stdout: state, milestone, candidate,
                               track, frames (every second), busy, signalingError, router,
-                              stats (W3C webrtc-stats), exit; each with t = ms since start
-      --stats PATH            write the final statistics of every peer to PATH (JSON)
+                              stats (W3C webrtc-stats), exit; each with t = ms since start,
+                              e.g. peer offer … --json | jq 'select(.event=="frames")'
+      --stats PATH            write the final statistics of every peer to PATH (JSON),
+                              e.g. --stats call-stats.json
     Progress for people goes to stderr. SIGINT/SIGTERM hang up and close the files.
 
     examples:

@@ -1,0 +1,122 @@
+import Foundation
+import ICE
+import Media
+import SDP
+import Testing
+import TestSupport
+@testable import PeerAgent
+
+/// Two peer connections wired directly (trickle) like ``ConnectedPair``, but each side's
+/// transceivers are added by the caller: for direction tests and recordings.
+final class TrackPair: @unchecked Sendable {
+    let a: PeerConnection
+    let b: PeerConnection
+
+    init(configure: (inout PeerConnectionConfiguration) -> Void = { _ in },
+         configureB: (inout PeerConnectionConfiguration) -> Void = { _ in },
+         tracksA: (PeerConnection) throws -> Void, tracksB: (PeerConnection) throws -> Void) throws {
+        final class Relay: @unchecked Sendable { var a: PeerConnection?; var b: PeerConnection?; let lock = NSLock() }
+        let wire = Relay()
+        var ca = PeerConnectionConfiguration()
+        ca.localAddresses = ["127.0.0.1"]
+        ca.tcpCandidates = false
+        configure(&ca)
+        var cb = ca
+        configureB(&cb)
+        a = try PeerConnection(configuration: ca) { event in
+            if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.b }?.addIceCandidate(c) }
+        }
+        b = try PeerConnection(configuration: cb) { event in
+            if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.a }?.addIceCandidate(c) }
+        }
+        relay = wire
+        wire.lock.withLock { wire.a = a; wire.b = b }
+        try tracksA(a)
+        try tracksB(b)
+    }
+
+    private let relay: AnyObject
+
+    func negotiate(editOffer: (String) -> String = { $0 }, editAnswer: (String) -> String = { $0 }) throws {
+        let offer = try a.createOffer()
+        try a.setLocalDescription(offer)
+        try b.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: editOffer(offer.sdp)))
+        let answer = try b.createAnswer()
+        try b.setLocalDescription(answer)
+        try a.setRemoteDescription(SessionDescriptionInit(type: .answer, sdp: editAnswer(answer.sdp)))
+    }
+
+    func wait(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
+        let deadline = Date().addingTimeInterval(seconds)
+        while Date() < deadline {
+            if condition() { return true }
+            try? await Task.sleep(nanoseconds: 10_000_000)
+        }
+        return condition()
+    }
+
+    func close() { a.close(); b.close() }
+}
+
+/// Key frames a sender reports, with when (monotonic ms).
+final class KeyframeLog: @unchecked Sendable {
+    let lock = NSLock()
+    var keyframes: [Int64] = []
+    var frames = 0
+    func install(on sender: RtpSender) {
+        sender.queue.sync {
+            sender.onFrameSent = { key in
+                self.lock.withLock {
+                    self.frames += 1
+                    if key { self.keyframes.append(monotonicMs()) }
+                }
+            }
+        }
+    }
+    func keyframes(since t: Int64) -> [Int64] { lock.withLock { keyframes.filter { $0 >= t } } }
+}
+
+/// The lines of the m-section of `kind` ("audio"/"video") in `sdp`.
+func mediaSection(_ kind: String, in sdp: String) -> [String] {
+    var out: [String] = []
+    var inside = false
+    for line in sdp.components(separatedBy: "\r\n") {
+        if line.hasPrefix("m=") { inside = line.hasPrefix("m=\(kind) ") }
+        if inside { out.append(line) }
+    }
+    return out
+}
+
+@Suite struct PeerConnectionMoreTests {
+    /// RTCP timing (RFC 3550 §6.2, 1 s minimum): over 3.5 s the peer receives between 2 and 6
+    /// sender reports for each of our sending SSRCs; every compound carries an SDES CNAME
+    /// (RFC 3550 §6.1); close() sends a BYE (§6.6) naming our SSRCs.
+    @Test func senderReportsAboutOnceASecondWithCNAMEAndByeOnClose() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let ssrcs = pair.a.allTransceivers.map(\.ssrc)
+        #expect(ssrcs.count == 2)
+        // Let the first report go out, then count over 3.5 s.
+        #expect(await pair.wait(3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["SR:\($0)"] ?? 0) >= 1 } })
+        let before = pair.b.receivedRTCPCounts()
+        try await Task.sleep(nanoseconds: 3_500_000_000)
+        let after = pair.b.receivedRTCPCounts()
+        print("RTCP received by B in 3.5 s: \(after.filter { !$0.key.contains(":") }.map { "\($0.key)=\($0.value - (before[$0.key] ?? 0))" }.sorted())")
+        for ssrc in ssrcs {
+            let srs = (after["SR:\(ssrc)"] ?? 0) - (before["SR:\(ssrc)"] ?? 0)
+            print("SRs for SSRC \(ssrc) in 3.5 s: \(srs)")
+            #expect((2...6).contains(srs), "SSRC \(ssrc): \(srs) sender reports in 3.5 s")
+        }
+        let compounds = after["compound"] ?? 0
+        #expect(compounds > 0)
+        #expect(after["compoundWithCNAME"] == compounds, "\(after["compoundWithCNAME"] ?? 0) of \(compounds) compounds carry a CNAME")
+        #expect((after["BYE"] ?? 0) == 0)
+        pair.a.close()
+        #expect(await pair.wait(3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["BYE:\($0)"] ?? 0) >= 1 } })
+        let final = pair.b.receivedRTCPCounts()
+        print("after A's close B received BYE × \(final["BYE"] ?? 0) naming \(final.keys.filter { $0.hasPrefix("BYE:") }.sorted()); our SSRCs \(ssrcs)")
+        #expect(final["compoundWithCNAME"] == final["compound"], "the BYE compound carries a CNAME too")
+    }
+}

@@ -119,4 +119,41 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         print("after A's close B received BYE × \(final["BYE"] ?? 0) naming \(final.keys.filter { $0.hasPrefix("BYE:") }.sorted()); our SSRCs \(ssrcs)")
         #expect(final["compoundWithCNAME"] == final["compound"], "the BYE compound carries a CNAME too")
     }
+
+    /// FIR (RFC 5104 §4.3.1): a FIR for our video SSRC yields a key frame; a repeat with the
+    /// same command sequence number does not; a new sequence number does again.
+    @Test func fullIntraRequestYieldsAKeyFrameOncePerSequenceNumber() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let (va, vb) = try #require(pair.video)
+        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        let log = KeyframeLog()
+        log.install(on: va.sender)
+        try await Task.sleep(nanoseconds: 300_000_000)
+        #expect(log.keyframes(since: 0).isEmpty, "no key frame without a request")
+
+        let first = monotonicMs()
+        va.sender.fullIntraRequest(sequenceNumber: 7)
+        #expect(await pair.wait(2) { !log.keyframes(since: first).isEmpty })
+        let delay = log.keyframes(since: first).first.map { $0 - first }
+        try await Task.sleep(nanoseconds: 300_000_000)
+
+        let repeated = monotonicMs()
+        va.sender.fullIntraRequest(sequenceNumber: 7)
+        try await Task.sleep(nanoseconds: 1_000_000_000)
+        let afterRepeat = log.keyframes(since: repeated)
+        let framesAfterRepeat = log.lock.withLock { log.frames }
+
+        let next = monotonicMs()
+        va.sender.fullIntraRequest(sequenceNumber: 8)
+        #expect(await pair.wait(2) { !log.keyframes(since: next).isEmpty })
+        print("FIR #7 → key frame after \(delay.map { "\($0)" } ?? "-") ms; repeated #7 → \(afterRepeat.count) key frames in 1 s "
+            + "(\(framesAfterRepeat) frames sent so far); FIR #8 → \(log.keyframes(since: next).count) key frame(s)")
+        #expect((delay ?? 1000) <= 100)
+        #expect(afterRepeat.isEmpty, "a repeated FIR (same sequence number) produced \(afterRepeat.count) key frames")
+        #expect(va.sender.snapshot().firCount == 3)
+        #expect(await pair.wait(2) { (vb.receiver.snapshot().keyFramesDecoded ?? 0) >= 3 })
+    }
 }

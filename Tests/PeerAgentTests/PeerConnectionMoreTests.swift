@@ -156,4 +156,54 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(va.sender.snapshot().firCount == 3)
         #expect(await pair.wait(2) { (vb.receiver.snapshot().keyFramesDecoded ?? 0) >= 3 })
     }
+
+    /// Every RTP packet of one video frame dropped at B (retransmissions too): B counts the
+    /// frame dropped, sends a PLI (RFC 4585 §6.3.1), and A's next key frame follows.
+    @Test func aLostFrameIsCountedAndAnsweredWithAPLIAndAKeyFrame() async throws {
+        final class Dropper: @unchecked Sendable {
+            let lock = NSLock()
+            var armed = false
+            var lastTimestamp: UInt32?
+            var target: UInt32?
+            var dropped = 0
+            var armedAt: Int64 = 0
+        }
+        let dropper = Dropper()
+        let pair = try ConnectedPair(configureB: { c in
+            c.inboundDropFilter = { d in
+                // SRTP keeps the RTP header in clear: VP8 is payload type 96.
+                guard d.count > 12, (128...191).contains(d[0]), d[1] & 0x7F == 96 else { return false }
+                let ts = UInt32(d[4]) << 24 | UInt32(d[5]) << 16 | UInt32(d[6]) << 8 | UInt32(d[7])
+                return dropper.lock.withLock {
+                    defer { dropper.lastTimestamp = ts }
+                    if dropper.armed, dropper.target == nil, let last = dropper.lastTimestamp, last != ts { dropper.target = ts }
+                    if dropper.target == ts { dropper.dropped += 1; return true }
+                    return false
+                }
+            }
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let (va, vb) = try #require(pair.video)
+        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        #expect(vb.receiver.snapshot().framesDropped ?? 0 == 0)
+        #expect(vb.receiver.snapshot().pliCount ?? 0 == 0)
+        let log = KeyframeLog()
+        log.install(on: va.sender)
+        let armedAt = monotonicMs()
+        dropper.lock.withLock { dropper.armed = true }
+        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesDropped ?? 0) >= 1 && !log.keyframes(since: armedAt).isEmpty })
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let inbound = vb.receiver.snapshot()
+        let (dropped, target) = dropper.lock.withLock { (dropper.dropped, dropper.target) }
+        print("dropped \(dropped) packets of frame ts \(target.map { "\($0)" } ?? "-"): framesDropped \(inbound.framesDropped ?? 0), "
+            + "pliCount B \(inbound.pliCount ?? 0), A pliCount \(va.sender.snapshot().pliCount), key frames after \(log.keyframes(since: armedAt).map { $0 - armedAt }) ms, keyFramesDecoded \(inbound.keyFramesDecoded ?? 0)")
+        #expect(dropped >= 1)
+        #expect((inbound.framesDropped ?? 0) >= 1)
+        #expect((inbound.pliCount ?? 0) >= 1)
+        #expect(va.sender.snapshot().pliCount >= 1)
+        #expect(!log.keyframes(since: armedAt).isEmpty)
+        #expect((inbound.keyFramesDecoded ?? 0) >= 2, "the key frame after the loss was decoded")
+    }
 }

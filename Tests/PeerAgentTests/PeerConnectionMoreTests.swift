@@ -206,4 +206,34 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(!log.keyframes(since: armedAt).isEmpty)
         #expect((inbound.keyFramesDecoded ?? 0) >= 2, "the key frame after the loss was decoded")
     }
+
+    /// B's video `recvonly` against A's sendrecv: the answer says a=recvonly, A sends video
+    /// and B decodes it, B sends no video, A receives none.
+    @Test func recvonlyVideoFlowsOneWay() async throws {
+        let pair = try TrackPair(tracksA: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+            pc.addTransceiver(.video, video: try PatternSource(width: 320, height: 240, frameRate: 30), receive: ReceiveOptions(decode: true))
+        }, tracksB: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
+            pc.addTransceiver(.video, direction: .recvonly, receive: ReceiveOptions(decode: true))
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let answer = try #require(pair.b.localDescription).sdp
+        let video = mediaSection("video", in: answer)
+        #expect(video.contains("a=recvonly"), "answer video section: \(video.filter { $0.hasPrefix("a=s") || $0.hasPrefix("a=r") })")
+        #expect(await pair.wait(5) { (pair.b.getStats().inbound("video")?.framesDecoded ?? 0) > 20 })
+        try await Task.sleep(nanoseconds: 500_000_000)
+        let sa = pair.a.getStats(), sb = pair.b.getStats()
+        print("recvonly: B inbound video \(sb.inbound("video")?.framesDecoded ?? -1) frames decoded; B outbound video \(sb.outbound("video").map { "\($0.packetsSent) packets" } ?? "none"); "
+            + "A inbound video \(sa.inbound("video").map { "\($0.packetsReceived) packets" } ?? "none"); A outbound video \(sa.outbound("video")?.packetsSent ?? -1) packets")
+        #expect((sb.outbound("video")?.packetsSent ?? 0) == 0)
+        #expect(sb.outbound("video") == nil, "B has an outbound-rtp video object though it does not send")
+        #expect((sa.inbound("video")?.packetsReceived ?? 0) == 0)
+        #expect((sa.outbound("video")?.packetsSent ?? 0) > 0)
+        #expect((sa.inbound("audio")?.packetsReceived ?? 0) > 0 && (sb.inbound("audio")?.packetsReceived ?? 0) > 0)
+        #expect(pair.b.allTransceivers.first { $0.kind == .video }?.currentDirection == .recvonly)
+        #expect(pair.a.allTransceivers.first { $0.kind == .video }?.currentDirection == .sendonly)
+    }
 }

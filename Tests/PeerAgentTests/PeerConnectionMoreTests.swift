@@ -236,4 +236,28 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(pair.b.allTransceivers.first { $0.kind == .video }?.currentDirection == .recvonly)
         #expect(pair.a.allTransceivers.first { $0.kind == .video }?.currentDirection == .sendonly)
     }
+
+    /// Every section `inactive` on both sides: the connection still connects (ICE and DTLS),
+    /// and no RTP flows either way.
+    @Test func inactiveBothWaysConnectsAndCarriesNothing() async throws {
+        let tracks: (PeerConnection) throws -> Void = { pc in
+            pc.addTransceiver(.audio, direction: .inactive, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+            pc.addTransceiver(.video, direction: .inactive, video: try PatternSource(width: 320, height: 240, frameRate: 30),
+                              receive: ReceiveOptions(decode: true))
+        }
+        let pair = try TrackPair(tracksA: tracks, tracksB: tracks)
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(mediaSection("video", in: try #require(pair.b.localDescription).sdp).contains("a=inactive"))
+        #expect(mediaSection("audio", in: try #require(pair.b.localDescription).sdp).contains("a=inactive"))
+        try await Task.sleep(nanoseconds: 2_000_000_000)
+        for (name, pc) in [("a", pair.a), ("b", pair.b)] {
+            let s = pc.getStats()
+            let sent = s.outboundRTP.map(\.packetsSent).reduce(0, +), received = s.inboundRTP.map(\.packetsReceived).reduce(0, +)
+            print("inactive \(name): \(s.outboundRTP.count) outbound objects, \(sent) RTP packets sent; \(s.inboundRTP.count) inbound, \(received) received; state \(pc.connectionState)")
+            #expect(sent == 0 && received == 0)
+            #expect(pc.connectionState == .connected)
+        }
+    }
 }

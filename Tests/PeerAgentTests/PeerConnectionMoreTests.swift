@@ -260,4 +260,33 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
             #expect(pc.connectionState == .connected)
         }
     }
+
+    /// Without the mid header extension (RFC 8843 §15) negotiated, media still reaches the
+    /// right receivers, routed by the SSRCs of the a=ssrc lines.
+    @Test func mediaIsRoutedWithoutTheMidHeaderExtension() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        let strip: (String) -> String = { sdp in
+            sdp.components(separatedBy: "\r\n").filter { !($0.hasPrefix("a=extmap:") && $0.contains("urn:ietf:params:rtp-hdrext:sdes:mid")) }
+                .joined(separator: "\r\n")
+        }
+        let offer = try pair.a.createOffer()
+        #expect(offer.sdp.contains("urn:ietf:params:rtp-hdrext:sdes:mid"), "the offer has the extension to strip")
+        try pair.negotiate(editOffer: strip, editAnswer: strip)
+        #expect(try #require(pair.b.localDescription).sdp.contains("sdes:mid") == false, "B's answer does not offer it back")
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.wait(5) {
+            [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 && ($0.getStats().inbound("audio")?.packetsReceived ?? 0) > 20 }
+        })
+        let (va, vb) = try #require(pair.video)
+        for (name, pc, t) in [("a", pair.a, va), ("b", pair.b, vb)] {
+            let s = pc.getStats()
+            let video = s.inbound("video"), audio = s.inbound("audio")
+            print("no mid extension, \(name): video \(video?.framesDecoded ?? 0) frames decoded \(video?.frameWidth ?? 0)×\(video?.frameHeight ?? 0), "
+                + "\(video?.packetsDiscarded ?? 0) discarded; audio \(audio?.packetsReceived ?? 0) packets; markers \(t.receivedFrameMarkers().count)")
+            #expect(video?.frameWidth == 320 && video?.frameHeight == 240)
+            #expect(video?.packetsDiscarded == 0 && audio?.packetsDiscarded == 0)
+            #expect(t.receivedFrameMarkers().count > 20)
+        }
+    }
 }

@@ -289,4 +289,39 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
             #expect(t.receivedFrameMarkers().count > 20)
         }
     }
+
+    /// Relay-only through the test coturn (RFC 8656): connects relay/relay, video flows both
+    /// ways, and after close() coturn's log shows the allocations released.
+    @Test func relayOnlyThroughTurnConnectsRelayToRelay() async throws {
+        let s = try await TestServices.shared()
+        let turn = try #require(s.turn_url), log = try #require(s.turn_log)
+        func count(_ text: String) -> Int {
+            ((try? String(contentsOfFile: log, encoding: .utf8))?.components(separatedBy: text).count ?? 1) - 1
+        }
+        let allocationsBefore = count("ALLOCATE processed, success")
+        let deletedBefore = count("lifetime=0")
+        let server = try IceServer(turn, username: s.turn_user, password: s.turn_password)
+        let pair = try ConnectedPair(configure: { $0.iceServers = [server]; $0.iceTransportPolicy = .relay })
+        try pair.negotiate()
+        let connected = await pair.wait(15) { pair.a.connectionState == .connected && pair.b.connectionState == .connected }
+        #expect(connected, "a \(pair.a.connectionState) \(pair.a.failureReason ?? ""), b \(pair.b.connectionState) \(pair.b.failureReason ?? "")")
+        #expect(await pair.wait(8) { [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 } })
+        for (name, pc) in [("a", pair.a), ("b", pair.b)] {
+            let stats = pc.getStats()
+            let selected = try #require(stats.candidatePairs.first { $0.id == stats.transports.first?.selectedCandidatePairId })
+            let local = try #require(stats.candidates.first { $0.id == selected.localCandidateId })
+            let remote = try #require(stats.candidates.first { $0.id == selected.remoteCandidateId })
+            let decoded: Int = stats.inbound("video")?.framesDecoded ?? 0
+            let l = "\(local.candidateType) \(local.address):\(local.port)", r = "\(remote.candidateType) \(remote.address):\(remote.port)"
+            print("relay \(name): selected \(l) ↔ \(r); video \(decoded) frames decoded")
+            #expect(local.candidateType == "relay" && remote.candidateType == "relay")
+            #expect(stats.candidates.filter { $0.type == "local-candidate" }.allSatisfy { $0.candidateType == "relay" })
+        }
+        #expect(count("ALLOCATE processed, success") - allocationsBefore >= 2)
+        pair.close()
+        // A released allocation: a Refresh with lifetime 0 (RFC 8656 §8), which coturn logs.
+        let released = await pair.wait(5) { count("lifetime=0") - deletedBefore >= 2 }
+        print("coturn: \(count("ALLOCATE processed, success") - allocationsBefore) allocations, \(count("lifetime=0") - deletedBefore) refreshes with lifetime 0 after close")
+        #expect(released, "coturn's log shows no release of the two allocations")
+    }
 }

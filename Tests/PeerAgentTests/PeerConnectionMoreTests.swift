@@ -324,4 +324,43 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         print("coturn: \(count("ALLOCATE processed, success") - allocationsBefore) allocations, \(count("lifetime=0") - deletedBefore) refreshes with lifetime 0 after close")
         #expect(released, "coturn's log shows no release of the two allocations")
     }
+
+    /// close() after DTLS failed (wrong fingerprint) leaves no UDP socket bound and no file
+    /// of the recording directory open.
+    @Test func closeAfterAFailedConnectionFreesSocketsAndFiles() async throws {
+        let dir = TestServices.temporaryDirectory("close-failed")
+        let tracks: (String) -> (PeerConnection) throws -> Void = { side in
+            { pc in
+                pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(oggPath: "\(dir)/\(side).ogg", decode: false))
+                pc.addTransceiver(.video, video: try PatternSource(width: 160, height: 120, frameRate: 30),
+                                  receive: ReceiveOptions(ivfPath: "\(dir)/\(side).ivf", decode: true))
+            }
+        }
+        let pair = try TrackPair(tracksA: tracks("a"), tracksB: tracks("b"))
+        try pair.negotiate(editAnswer: { sdp in
+            sdp.components(separatedBy: "\r\n").map { line in
+                line.hasPrefix("a=fingerprint:sha-256 ") ? "a=fingerprint:sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":") : line
+            }.joined(separator: "\r\n")
+        })
+        #expect(await pair.wait(8) { pair.a.connectionState == .failed && pair.b.connectionState == .failed })
+        var ports: [Int] = []
+        for pc in [pair.a, pair.b] {
+            ports += pc.getStats().candidates.filter { $0.type == "local-candidate" }.map(\.port)
+        }
+        let udpBefore = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+        let boundBefore = ports.filter { udpBefore.contains("0100007F" + String(format: ":%04X ", $0)) }
+        let openBefore = PeerConnectionTests.openFiles().filter { $0.hasPrefix(dir) }
+        let filesBefore = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
+        pair.close()
+        try await Task.sleep(nanoseconds: 300_000_000)
+        let udp = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+        let open = PeerConnectionTests.openFiles().filter { $0.hasPrefix(dir) }
+        print("failed connection: local ports \(ports), bound before close \(boundBefore), files in the directory \(filesBefore.sorted()), open before close \(openBefore); after: \(open)")
+        #expect(!ports.isEmpty)
+        #expect(boundBefore.count == ports.count, "the check sees the sockets while open")
+        for port in ports {
+            #expect(!udp.contains("0100007F" + String(format: ":%04X ", port)), "UDP 127.0.0.1:\(port) still bound")
+        }
+        #expect(open.isEmpty, "still open: \(open)")
+    }
 }

@@ -290,6 +290,31 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         }
     }
 
+    /// Neither the mid header extension nor a=ssrc lines (RFC 8843 §9.2: then the payload
+    /// type routes, 96 VP8 and 111 Opus being unique): media still reaches the right receivers.
+    @Test func mediaIsRoutedByPayloadTypeWithoutMidExtensionOrSSRCLines() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        let strip: (String) -> String = { sdp in
+            sdp.components(separatedBy: "\r\n").filter {
+                !($0.hasPrefix("a=extmap:") && $0.contains("urn:ietf:params:rtp-hdrext:sdes:mid")) && !$0.hasPrefix("a=ssrc")
+            }.joined(separator: "\r\n")
+        }
+        try pair.negotiate(editOffer: strip, editAnswer: strip)
+        #expect(try #require(pair.b.remoteDescription).sdp.contains("a=ssrc") == false)
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let flowed = await pair.wait(5) {
+            [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 && ($0.getStats().inbound("audio")?.packetsReceived ?? 0) > 20 }
+        }
+        for (name, pc) in [("a", pair.a), ("b", pair.b)] {
+            let s = pc.getStats()
+            let video = s.inbound("video"), audio = s.inbound("audio")
+            print("no mid extension, no a=ssrc, \(name): video \(video?.framesDecoded ?? 0) frames decoded, \(video?.packetsReceived ?? 0) packets; "
+                + "audio \(audio?.packetsReceived ?? 0) packets")
+        }
+        #expect(flowed, "media not routed by payload type")
+    }
+
     /// Relay-only through the test coturn (RFC 8656): connects relay/relay, video flows both
     /// ways, and after close() coturn's log shows the allocations released.
     @Test func relayOnlyThroughTurnConnectsRelayToRelay() async throws {

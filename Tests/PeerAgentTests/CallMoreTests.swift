@@ -42,6 +42,13 @@ import Glibc
             #expect((inVideo?["framesReceived"] as? Int ?? 0) == 0)
             #expect((inVideo?["packetsReceived"] as? Int ?? 0) == 0)
             #expect((inAudio?["packetsReceived"] as? Int ?? 0) >= 50, "the answerer's audio still reaches the offerer")
+            // The negotiated directions: a remote video track only at the answerer (recvonly),
+            // the offerer's video is sendonly and gives it no track.
+            let tracksO = o.events("track").compactMap { $0["kind"] as? String }.sorted()
+            let tracksA = a.events("track").compactMap { $0["kind"] as? String }.sorted()
+            print("call videoNone: track events answerer \(tracksA), offerer \(tracksO)")
+            #expect(tracksA == ["audio", "video"])
+            #expect(tracksO == ["audio"])
             h.remove()
         }
     }

@@ -141,9 +141,12 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         try await Task.sleep(nanoseconds: 300_000_000)
 
         let repeated = monotonicMs()
+        let plisBefore = va.sender.snapshot().pliCount
         va.sender.fullIntraRequest(sequenceNumber: 7)
         try await Task.sleep(nanoseconds: 1_000_000_000)
         let afterRepeat = log.keyframes(since: repeated)
+        // A PLI B sends on its own (a late frame on a loaded machine) explains a key frame.
+        let plisDuring = va.sender.snapshot().pliCount - plisBefore
         let framesAfterRepeat = log.lock.withLock { log.frames }
 
         let next = monotonicMs()
@@ -152,7 +155,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         print("FIR #7 → key frame after \(delay.map { "\($0)" } ?? "-") ms; repeated #7 → \(afterRepeat.count) key frames in 1 s "
             + "(\(framesAfterRepeat) frames sent so far); FIR #8 → \(log.keyframes(since: next).count) key frame(s)")
         #expect((delay ?? 1000) <= 100)
-        #expect(afterRepeat.isEmpty, "a repeated FIR (same sequence number) produced \(afterRepeat.count) key frames")
+        #expect(afterRepeat.count <= plisDuring, "a repeated FIR (same sequence number) produced \(afterRepeat.count) key frames (\(plisDuring) PLIs meanwhile)")
         #expect(va.sender.snapshot().firCount == 3)
         #expect(await pair.wait(2) { (vb.receiver.snapshot().keyFramesDecoded ?? 0) >= 3 })
     }

@@ -1013,8 +1013,29 @@ public final class PeerConnection: @unchecked Sendable {
         sendFeedback(receiver.handle(packet, payloadBytes: packet.payload.count, headerBytes: header))
     }
 
+    /// Received RTCP packets by type ("SR", "RR", "SDES", "BYE", "PLI", "FIR", "NACK", "REMB",
+    /// "other"), by type and SSRC ("SR:<ssrc>", "BYE:<ssrc>"), and compounds ("compound",
+    /// "compoundWithCNAME"), for tests.
+    func receivedRTCPCounts() -> [String: Int] { lock.withLock { rtcpCounts } }
+    private var rtcpCounts: [String: Int] = [:]  // Under `lock`.
+
     private func receiveRTCP(_ bytes: [UInt8]) {
         guard let packets = try? RTCPCompound.parse(bytes) else { return }
+        var keys = ["compound"]
+        for packet in packets {
+            switch packet {
+            case let .senderReport(sr): keys += ["SR", "SR:\(sr.ssrc)"]
+            case .receiverReport: keys.append("RR")
+            case let .sourceDescription(sdes): keys += ["SDES"] + (sdes.chunks.contains { $0.cname != nil } ? ["compoundWithCNAME"] : [])
+            case let .goodbye(bye): keys += ["BYE"] + bye.sources.map { "BYE:\($0)" }
+            case .pictureLossIndication: keys.append("PLI")
+            case .fullIntraRequest: keys.append("FIR")
+            case .nack: keys.append("NACK")
+            case .receiverEstimatedMaxBitrate: keys.append("REMB")
+            case .unknown: keys.append("other")
+            }
+        }
+        lock.withLock { for key in keys { rtcpCounts[key, default: 0] += 1 } }
         let list = lock.withLock { transceivers }
         let arrival = RoundTripTime.middle32(ofNTP: ntpNow())
         for packet in packets {

@@ -445,7 +445,16 @@ enum CallChecks {
             // Every process records every other one.
             for receiver in runs {
                 for sender in runs where sender.name != receiver.name {
-                    try await CallChecks.media(from: sender, to: receiver, label: setup.rawValue)
+                    let figures = try await CallChecks.media(from: sender, to: receiver, label: setup.rawValue)
+                    // Legacy calls: the recording lasts the receiver's own media time, from its
+                    // "established" state to its exit event, within 10 %.
+                    if setup == .legacyVanilla || setup == .legacyTrickle || setup == .craAuth {
+                        let established = try #require(receiver.time(of: "state", "state", "established"), "\(receiver.log)")
+                        let exit = try #require(receiver.events("exit").first?["t"] as? Double, "\(receiver.log)")
+                        let mediaTime = (exit - established) / 1000
+                        print("call \(setup.rawValue): \(receiver.name) media time \(String(format: "%.3f", mediaTime)) s, ogg \(String(format: "%.3f", figures.oggSeconds)) s")
+                        #expect(abs(figures.oggSeconds - mediaTime) <= 0.1 * mediaTime, "\(receiver.name): ogg \(figures.oggSeconds) s vs media time \(mediaTime) s")
+                    }
                 }
                 if setup == .roomOfTwo || setup == .roomOfThree {
                     let files = receiver.events("stats").compactMap { $0["video"] as? String }.sorted()

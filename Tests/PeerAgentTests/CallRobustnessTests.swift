@@ -262,12 +262,14 @@ import Glibc
         }
     }
 
-    /// SIGINT to `peer answer` mid-call: it hangs up and exits 130 with files that are
-    /// complete (vpxdec and opusinfo exit 0); the offerer hears the close and ends with 0.
-    @Test func sigintHangsUpWithValidFiles() async throws {
+    /// SIGINT or SIGTERM to `peer answer` mid-call: it hangs up and exits 130 with files
+    /// that are complete (vpxdec and opusinfo exit 0); the offerer hears the close and ends with 0.
+    @Test(arguments: [SIGINT, SIGTERM])
+    func aSignalHangsUpWithValidFiles(signal: Int32) async throws {
+        let name = signal == SIGINT ? "sigint" : "sigterm"
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
-            let h = CallHarness("sigint")
+            let h = CallHarness(name)
             let args = try CallHarness.common(services, duration: 20)
             async let answerer = h.run("answerer", "answer", args)
             #expect(await h.waitForState("answerer", "ringing"))
@@ -283,11 +285,11 @@ import Glibc
             // The test process's threads block SIGINT/SIGTERM and the shell that starts `peer`
             // inherits that mask, but `peer` itself runs with SigBlk 0 (printed here), so the
             // signal arrives without any unblocking trick.
-            print("call sigint: answerer \(pid) \(blocked)")
-            #expect(kill(pid, SIGINT) == 0)
+            print("call \(name): answerer \(pid) \(blocked)")
+            #expect(kill(pid, signal) == 0)
             let runs = try await [answerer, offerer]
             let a = runs[0], o = runs[1]
-            print("call sigint: answerer exited \(a.status) after \(String(format: "%.2f", a.wallSeconds)) s, offerer \(o.status)")
+            print("call \(name): answerer exited \(a.status) after \(String(format: "%.2f", a.wallSeconds)) s, offerer \(o.status)")
             #expect(a.status == 130, "\(a.log)")
             #expect(a.exitEventCode == 130)
             #expect(a.wallSeconds < 10, "ended by the signal, not by --duration 20")
@@ -301,7 +303,7 @@ import Glibc
             let info = try await CallChecks.tool("opusinfo", [ogg])
             #expect(info.status == 0, "opusinfo \(ogg): \(info.stdout) \(info.stderr)")
             let seconds = try await CallChecks.oggSeconds(ogg)
-            print("call sigint: answerer recorded \(frames) frames, \(seconds) s of audio")
+            print("call \(name): answerer recorded \(frames) frames, \(seconds) s of audio")
             #expect(frames >= 15, "at least the second of 15 fps video it reported before the signal")
             #expect(seconds >= 0.95, "at least the 50 packets of 20 ms it reported before the signal")
             h.remove()

@@ -6,57 +6,6 @@ import Testing
 import TestSupport
 @testable import PeerAgent
 
-/// Two peer connections wired directly (trickle) like ``ConnectedPair``, but each side's
-/// transceivers are added by the caller: for direction tests and recordings.
-final class TrackPair: @unchecked Sendable {
-    let a: PeerConnection
-    let b: PeerConnection
-
-    init(configure: (inout PeerConnectionConfiguration) -> Void = { _ in },
-         configureB: (inout PeerConnectionConfiguration) -> Void = { _ in },
-         tracksA: (PeerConnection) throws -> Void, tracksB: (PeerConnection) throws -> Void) throws {
-        final class Relay: @unchecked Sendable { var a: PeerConnection?; var b: PeerConnection?; let lock = NSLock() }
-        let wire = Relay()
-        var ca = PeerConnectionConfiguration()
-        ca.localAddresses = ["127.0.0.1"]
-        ca.tcpCandidates = false
-        configure(&ca)
-        var cb = ca
-        configureB(&cb)
-        a = try PeerConnection(configuration: ca) { event in
-            if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.b }?.addIceCandidate(c) }
-        }
-        b = try PeerConnection(configuration: cb) { event in
-            if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.a }?.addIceCandidate(c) }
-        }
-        relay = wire
-        wire.lock.withLock { wire.a = a; wire.b = b }
-        try tracksA(a)
-        try tracksB(b)
-    }
-
-    private let relay: AnyObject
-
-    func negotiate(editOffer: (String) -> String = { $0 }, editAnswer: (String) -> String = { $0 }) throws {
-        let offer = try a.createOffer()
-        try a.setLocalDescription(offer)
-        try b.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: editOffer(offer.sdp)))
-        let answer = try b.createAnswer()
-        try b.setLocalDescription(answer)
-        try a.setRemoteDescription(SessionDescriptionInit(type: .answer, sdp: editAnswer(answer.sdp)))
-    }
-
-    func wait(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return condition()
-    }
-
-    func close() { a.close(); b.close() }
-}
 
 /// Key frames a sender reports, with when (monotonic ms).
 final class KeyframeLog: @unchecked Sendable {
@@ -213,7 +162,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
     /// B's video `recvonly` against A's sendrecv: the answer says a=recvonly, A sends video
     /// and B decodes it, B sends no video, A receives none.
     @Test func recvonlyVideoFlowsOneWay() async throws {
-        let pair = try TrackPair(tracksA: { pc in
+        let pair = try ConnectedPair(tracksA: { pc in
             pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
             pc.addTransceiver(.video, video: try PatternSource(width: 320, height: 240, frameRate: 30), receive: ReceiveOptions(decode: true))
         }, tracksB: { pc in
@@ -248,7 +197,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
             pc.addTransceiver(.video, direction: .inactive, video: try PatternSource(width: 320, height: 240, frameRate: 30),
                               receive: ReceiveOptions(decode: true))
         }
-        let pair = try TrackPair(tracksA: tracks, tracksB: tracks)
+        let pair = try ConnectedPair(tracksA: tracks, tracksB: tracks)
         defer { pair.close() }
         try pair.negotiate()
         #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
@@ -384,7 +333,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
                                   receive: ReceiveOptions(ivfPath: "\(dir)/\(side).ivf", decode: true))
             }
         }
-        let pair = try TrackPair(tracksA: tracks("a"), tracksB: tracks("b"))
+        let pair = try ConnectedPair(tracksA: tracks("a"), tracksB: tracks("b"))
         try pair.negotiate(editAnswer: { sdp in
             sdp.components(separatedBy: "\r\n").map { line in
                 line.hasPrefix("a=fingerprint:sha-256 ") ? "a=fingerprint:sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":") : line

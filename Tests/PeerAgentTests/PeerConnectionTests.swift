@@ -11,10 +11,12 @@ final class ConnectedPair: @unchecked Sendable {
     let a: PeerConnection
     let b: PeerConnection
 
-    /// Makes A (offerer) and B (answerer), each sending a `width`×`height` pattern and a tone.
+    /// Makes A (offerer) and B (answerer), each sending a `width`×`height` pattern and a tone,
+    /// or the transceivers `tracksA`/`tracksB` add instead (direction tests, recordings).
     /// `configure` changes both configurations, `configureB` B's after that.
     init(width: Int = 320, height: Int = 240, configure: (inout PeerConnectionConfiguration) -> Void = { _ in },
-         configureB: (inout PeerConnectionConfiguration) -> Void = { _ in }) throws {
+         configureB: (inout PeerConnectionConfiguration) -> Void = { _ in },
+         tracksA: ((PeerConnection) throws -> Void)? = nil, tracksB: ((PeerConnection) throws -> Void)? = nil) throws {
         final class Relay: @unchecked Sendable { var a: PeerConnection?; var b: PeerConnection?; let lock = NSLock() }
         let wire = Relay()
         let id = ObjectIdentifier(wire)
@@ -35,7 +37,11 @@ final class ConnectedPair: @unchecked Sendable {
         relayID = id
         relay = wire
         wire.lock.withLock { wire.a = a; wire.b = b }
-        for (pc, tone) in [(a, 440.0), (b, 660.0)] {
+        for (pc, tone, tracks) in [(a, 440.0, tracksA), (b, 660.0, tracksB)] {
+            if let tracks {
+                try tracks(pc)
+                continue
+            }
             pc.addTransceiver(.audio, audio: try ToneSource(frequency: tone), receive: ReceiveOptions(decode: false))
             pc.addTransceiver(.video, video: try PatternSource(width: width, height: height, frameRate: 30),
                               receive: ReceiveOptions(decode: true))

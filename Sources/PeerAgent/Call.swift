@@ -684,7 +684,7 @@ public final class Call: @unchecked Sendable {
         var finalState = final
         var why = reason
         if exit == nil {
-            if establishedAt == nil, let failure = failures().first {
+            if establishedAt == nil, let failure = failedLinks.first {
                 exit = failure.code
                 finalState = .failed
                 why = failure.reason
@@ -704,7 +704,6 @@ public final class Call: @unchecked Sendable {
     }
 
     private var failedLinks: [(code: Int32, reason: String)] = []
-    private func failures() -> [(code: Int32, reason: String)] { failedLinks }
 
     private func finish(code: Int32, state final: CallState, reason: String?) -> CallResult {
         report(final, nil, reason)

@@ -26,24 +26,6 @@ public struct ReceiveOptions: Sendable, Equatable {
     }
 }
 
-/// Extends 32-bit RTP timestamps to 64 bits across wrap-around (each value placed
-/// nearest the previous one).
-struct TimestampUnwrapper: Sendable {
-    private var last: Int64?
-
-    /// The extended value of `timestamp` (clock ticks), the first one mapping to itself.
-    mutating func unwrap(_ timestamp: UInt32) -> Int64 {
-        guard let last else {
-            self.last = Int64(timestamp)
-            return Int64(timestamp)
-        }
-        let delta = Int32(bitPattern: timestamp &- UInt32(truncatingIfNeeded: last))
-        let value = last + Int64(delta)
-        self.last = value
-        return value
-    }
-}
-
 /// The W3C `RTCRtpReceiver` of one transceiver: statistics (RFC 3550 A.1–A.8),
 /// NACK generation, VP8 frame assembly / Opus depayloading, PLI after a lost
 /// frame, and the sinks (IVF, Ogg Opus, WAV writers, decoders) on a sink queue
@@ -273,14 +255,8 @@ final class RtpReceiver: @unchecked Sendable {
                 stats.framesDropped = (stats.framesDropped ?? 0) + 1
                 return pli(now: now)
             }
-            if firstFrameAtMs == nil {
-                firstFrameAtMs = now
-                onFirstFrame?(mid ?? "")
-            }
-            let ts = timestamps.unwrap(frame.timestamp)
-            let first = firstTimestamp ?? ts
-            firstTimestamp = first
-            let encoded = EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts - first,
+            let ts = arrived(timestamp: frame.timestamp, now: now)
+            let encoded = EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
                                             width: frame.width, height: frame.height)
             sinkQueue.async { [self] in sinkVideo(encoded) }
             return []
@@ -294,19 +270,26 @@ final class RtpReceiver: @unchecked Sendable {
     private func audioEvent(_ event: OpusDepayloader.Event, now: Int64) {
         switch event {
         case let .packet(packet):
-            if firstFrameAtMs == nil {
-                firstFrameAtMs = now
-                onFirstFrame?(mid ?? "")
-            }
-            let ts = timestamps.unwrap(packet.timestamp)
-            let first = firstTimestamp ?? ts
-            firstTimestamp = first
-            let frame = EncodedAudioFrame(data: packet.data, sampleCount: packet.sampleCount ?? 960, timestamp: ts - first)
+            let ts = arrived(timestamp: packet.timestamp, now: now)
+            let frame = EncodedAudioFrame(data: packet.data, sampleCount: packet.sampleCount ?? 960, timestamp: ts)
             sinkQueue.async { [self] in sinkAudio(frame, gapBefore: nil) }
         case let .gap(gap):
             let samples = Int(gap.duration)
             sinkQueue.async { [self] in sinkAudio(nil, gapBefore: samples) }
         }
+    }
+
+    /// A frame (video) or packet (audio) was delivered at `now`: the first one is reported;
+    /// returns its timestamp unwrapped and counted from the stream's first (under lock).
+    private func arrived(timestamp: UInt32, now: Int64) -> Int64 {
+        if firstFrameAtMs == nil {
+            firstFrameAtMs = now
+            onFirstFrame?(mid ?? "")
+        }
+        let ts = timestamps.unwrap(timestamp)
+        let first = firstTimestamp ?? ts
+        firstTimestamp = first
+        return ts - first
     }
 
     /// Flushes the assembler / depayloader into the sinks (under lock).

@@ -218,8 +218,6 @@ final class RtpSender: @unchecked Sendable {
         }
     }
 
-    /// True once something was sent.
-    var hasSent: Bool { queue.sync { stats.packetsSent > 0 } }
 
     // MARK: Media queue
 

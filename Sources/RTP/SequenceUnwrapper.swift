@@ -23,3 +23,24 @@ public struct SequenceUnwrapper: Sendable {
         return value
     }
 }
+
+/// Extends 32-bit RTP timestamps (RFC 3550 §5.1) to 64 bits across wrap-around, each
+/// value placed nearest the previous one (within ±2^31 ticks), as ``SequenceUnwrapper``
+/// does for sequence numbers.
+public struct TimestampUnwrapper: Sendable {
+    private var last: Int64?
+
+    /// A fresh unwrapper; the first timestamp unwraps to itself.
+    public init() {}
+
+    /// The extended value of `timestamp` (clock ticks of the payload format).
+    public mutating func unwrap(_ timestamp: UInt32) -> Int64 {
+        guard let last else {
+            self.last = Int64(timestamp)
+            return Int64(timestamp)
+        }
+        let value = last + Int64(Int32(bitPattern: timestamp &- UInt32(truncatingIfNeeded: last)))
+        self.last = value
+        return value
+    }
+}

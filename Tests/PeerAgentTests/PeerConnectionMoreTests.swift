@@ -267,26 +267,6 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(flowed, "media not routed by payload type")
     }
 
-    /// In the 10 % loss run (NACK recovers most packets), B sends PLIs exactly when frames
-    /// were lost for good: framesDropped > 0 ⇔ pliCount > 0, at both sides.
-    @Test func plisAreSentOnlyWhenFramesWereDropped() async throws {
-        var options = LoopbackOptions()
-        options.durationSeconds = 4
-        options.width = 320
-        options.height = 240
-        options.videoBitrateKbps = 600
-        options.inboundLossAtB = 0.10
-        options.outputDirectory = TestServices.temporaryDirectory("nack-pli")
-        let (a, b) = try await Loopback.run(options)
-        for side in [a, b] {
-            let inbound = try #require(side.stats.inbound("video"))
-            let dropped = inbound.framesDropped ?? 0, plis = inbound.pliCount ?? 0
-            print("10 % loss at B, side \(side.name): framesDropped \(dropped), pliCount \(plis), nackCount \(inbound.nackCount), "
-                + "received \(side.distinctFramesReceived) frames")
-            #expect((dropped > 0) == (plis > 0), "side \(side.name): framesDropped \(dropped) but pliCount \(plis)")
-        }
-    }
-
     /// Relay-only through the test coturn (RFC 8656): connects relay/relay, video flows both
     /// ways, and after close() coturn's log shows the allocations released.
     @Test func relayOnlyThroughTurnConnectsRelayToRelay() async throws {

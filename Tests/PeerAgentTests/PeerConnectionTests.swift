@@ -228,7 +228,8 @@ final class PairEvents: @unchecked Sendable {
         #expect((vb.receiver.snapshot().pliCount ?? 0) >= 3)
     }
 
-    /// With 10 % of incoming RTP dropped at B, NACK retransmissions bring ≥ 95 % of frames.
+    /// With 10 % of incoming RTP dropped at B, NACK retransmissions bring ≥ 95 % of frames,
+    /// and PLIs go out only for frames lost for good.
     @Test func tenPercentLossIsRecoveredByNack() async throws {
         var options = LoopbackOptions()
         options.durationSeconds = 4
@@ -248,6 +249,13 @@ final class PairEvents: @unchecked Sendable {
         #expect(outbound.retransmittedPacketsSent > 0)
         // A side without loss needs no NACK.
         #expect(a.stats.inbound("video")?.nackCount == 0)
+        // PLIs are sent exactly when frames were lost for good: framesDropped > 0 ⇔ pliCount > 0, at both sides.
+        for side in [a, b] {
+            let inbound = try #require(side.stats.inbound("video"))
+            let dropped = inbound.framesDropped ?? 0, plis = inbound.pliCount ?? 0
+            print("10 % loss at B, side \(side.name): framesDropped \(dropped), pliCount \(plis), nackCount \(inbound.nackCount)")
+            #expect((dropped > 0) == (plis > 0), "side \(side.name): framesDropped \(dropped) but pliCount \(plis)")
+        }
     }
 
     /// A wrong fingerprint in the answer: DTLS fails on both sides with the reason, at once.

@@ -131,6 +131,12 @@ final class RtpReceiver: @unchecked Sendable {
                               arrival: UInt32(truncatingIfNeeded: now &* clock))
             var feedback: [RTCPPacket] = []
             if kind == .video {
+                if stats.packetsReceived == 1, !Self.startsKeyframe(packet) {
+                    // The stream's first packet is not the start of a key frame: what came before
+                    // it cannot be NACKed (its sequence numbers are unknown), so ask for a key
+                    // frame now instead of after the reassembly wait.
+                    feedback += pli(now: now)
+                }
                 nacks.received(packet.sequenceNumber, nowMs: now)
                 for event in assembler.push(packet) { feedback += videoEvent(event, now: now) }
             } else {
@@ -277,6 +283,12 @@ final class RtpReceiver: @unchecked Sendable {
             let samples = Int(gap.duration)
             sinkQueue.async { [self] in sinkAudio(nil, gapBefore: samples) }
         }
+    }
+
+    /// True when `packet` is the first packet of a VP8 key frame (S=1, PID 0, P bit 0; RFC 7741 §4).
+    static func startsKeyframe(_ packet: RTPPacket) -> Bool {
+        guard let (descriptor, length) = try? VP8PayloadDescriptor.parse(packet.payload), descriptor.isFrameStart else { return false }
+        return VP8FrameHeader.isKeyframe(Array(packet.payload.dropFirst(length)))
     }
 
     /// A frame (video) or packet (audio) was delivered at `now`: the first one is reported;

@@ -267,6 +267,32 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(flowed, "media not routed by payload type")
     }
 
+    /// The very first video packet lost: its sequence number is unknown, so NACK cannot ask
+    /// for it; the receiver asks for a key frame at once, and only the frames before that
+    /// key frame are missing (not the ~300 ms of the reassembly wait).
+    @Test func aLostFirstVideoPacketIsAnsweredWithAnImmediatePLI() async throws {
+        final class Once: @unchecked Sendable { let lock = NSLock(); var dropped = false }
+        let once = Once()
+        let pair = try ConnectedPair(configureB: { c in
+            c.inboundDropFilter = { d in
+                // SRTP keeps the RTP header in the clear: payload type 96 is VP8.
+                guard d.count > 12, (128...191).contains(d[0]), d[1] & 0x7F == 96 else { return false }
+                return once.lock.withLock { defer { once.dropped = true }; return !once.dropped }
+            }
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let (va, vb) = try #require(pair.video)
+        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesDecoded ?? 0) >= 30 })
+        let inbound = vb.receiver.snapshot()
+        print("first video packet lost: framesDropped \(inbound.framesDropped ?? -1), pliCount \(inbound.pliCount ?? -1), "
+            + "framesDecoded \(inbound.framesDecoded ?? 0), sender keyFramesEncoded \(va.sender.snapshot().keyFramesEncoded ?? 0)")
+        #expect(once.lock.withLock { once.dropped })
+        #expect((inbound.pliCount ?? 0) >= 1)
+        #expect((inbound.framesDropped ?? 99) <= 3)
+    }
+
     /// Relay-only through the test coturn (RFC 8656): connects relay/relay, video flows both
     /// ways, and after close() coturn's log shows the allocations released.
     @Test func relayOnlyThroughTurnConnectsRelayToRelay() async throws {

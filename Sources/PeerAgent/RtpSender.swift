@@ -56,7 +56,9 @@ final class RtpSender: @unchecked Sendable {
     private var opusPacketizer: OpusPacketizer?
     private var history = RetransmissionHistory()
     private let timestampOffset = UInt32.random(in: 0...UInt32.max)
-    private let firstSequenceNumber = UInt16.random(in: 0...UInt16.max)
+    /// Random (RFC 3550 §5.1) but below 2^15, as libwebrtc picks it: some receivers
+    /// need room before the first wrap of the 16-bit sequence number.
+    let firstSequenceNumber = UInt16.random(in: 0..<0x8000)
     private var keyframeRequested = false
     private var lastRTPTimestamp: UInt32 = 0
     private var lastSentAtNanos: UInt64 = 0

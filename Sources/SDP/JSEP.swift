@@ -153,8 +153,9 @@ public enum JSEP {
         return offered.payloads.filter { $0.matches(name: name, clockRate: clock, channels: ours.channels ?? 1) }
             .map { theirs in
                 var p = ours
+                // The offerer's payload type, our canonical spelling of the name (`opus`,
+                // `VP8`): names match case-insensitively (RFC 4855 §3), we write ours.
                 p.payloadType = theirs.payloadType
-                p.name = theirs.name
                 let fb = theirs.rtcpFeedback + offered.rtcpFeedbackAll
                 p.rtcpFeedback = ours.rtcpFeedback.filter(fb.contains)
                 return p

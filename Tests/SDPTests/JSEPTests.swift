@@ -110,10 +110,18 @@ func options(audio: Direction? = .sendrecv, video: Direction? = .sendrecv) -> Lo
         #expect(throws: JSEPError.missingMid(index: 1)) { try JSEP.createAnswer(to: offer, options()) }
     }
 
-    @Test func upperCaseCodecNamesAreMatchedAndKeptAsSent() throws {
-        let offer = try SessionDescription(parsing: sdp(replacing("a=rtpmap:96", with: "a=rtpmap:96 vp8/90000")))
+    /// Codec names match case-insensitively (RFC 4855 §3); the answer writes our canonical
+    /// spelling (`opus`, `VP8`) with the offerer's payload types, whatever the offer wrote.
+    @Test func codecNamesMatchInAnyCaseAndTheAnswerWritesThemCanonically() throws {
+        let offer = try SessionDescription(parsing: sdp(replacing("a=rtpmap:96", with: "a=rtpmap:96 vp8/90000")
+            .map { $0.hasPrefix("a=rtpmap:111 ") ? "a=rtpmap:111 OPUS/48000/2" : $0 }))
+        #expect(offer.media[0].payloads.first?.name == "OPUS" && offer.media[1].payloads.first?.name == "vp8")
         let answer = try JSEP.createAnswer(to: offer, options())
-        #expect(answer.media[1].payloads.first?.name == "vp8")
+        #expect(answer.media[0].payloads.map(\.name) == ["opus"] && answer.media[0].formats == ["111"])
+        #expect(answer.media[1].payloads.first?.name == "VP8")
         #expect(answer.media[1].formats == ["96"])
+        let text = answer.serialized()
+        #expect(text.contains("a=rtpmap:111 opus/48000/2\r\n") && text.contains("a=rtpmap:96 VP8/90000\r\n"))
+        #expect(!text.contains("OPUS") && !text.contains("vp8/"))
     }
 }

@@ -208,7 +208,8 @@ public enum SRTPDirection: Sendable {
 /// One libsrtp2 session (`srtp_t`) for one direction, matching any SSRC
 /// (`ssrc_any_outbound` / `ssrc_any_inbound`), protecting or unprotecting SRTP
 /// (RFC 3711 §3.3, RFC 7714 §8) and SRTCP (RFC 3711 §3.4, RFC 7714 §9).
-/// libsrtp keeps the replay window (128 packets) and the rollover counter per SSRC.
+/// libsrtp keeps the replay window (``replayWindowPackets``, RFC 3711 §3.3.2) and the
+/// rollover counter per SSRC.
 ///
 /// Thread safety: all libsrtp calls and counters are behind one lock, so a session
 /// may be used from any thread; calls are serialised.
@@ -219,6 +220,13 @@ public final class SRTPSession: @unchecked Sendable {
     public let profile: SRTPProfile
     /// The direction this session serves.
     public let direction: SRTPDirection
+    /// The replay window of an inbound session, packets (RFC 3711 §3.3.2; libsrtp's own
+    /// default is 128). It must reach back as far as a sender resends a NACKed packet, or
+    /// the retransmission is refused as `replay_old` and the loss it repairs stays: ours
+    /// keeps 1024 packets for 1 s (`RetransmissionHistory`), libwebrtc's about as long,
+    /// and at 4 Mbit/s a second is ~420 packets of 1200 bytes. 4096 packets cost libsrtp
+    /// a 512-byte bitmap per SSRC.
+    public static let replayWindowPackets: UInt = 4096
     private let session: OpaquePointer
     private let state = Mutex(SRTPCounters())
 
@@ -253,7 +261,7 @@ public final class SRTPSession: @unchecked Sendable {
         }
         policy.ssrc.type = direction == .outbound ? ssrc_any_outbound : ssrc_any_inbound
         policy.ssrc.value = 0
-        policy.window_size = 128
+        policy.window_size = Self.replayWindowPackets
         // Outbound: a NACKed packet is sent again in its own stream with its own sequence
         // number (RFC 4588 §1, no RTX negotiated); libsrtp refuses that unless repeats are
         // allowed. Only identical packets are resent, so the keystream/IV reuse encrypts the

@@ -151,8 +151,9 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
             try rx.unprotect(srtp: first)
         }
         #expect(rx.counters.replayFailures == 1)
-        // Move 200 packets ahead: packet 10 is now older than the 128-packet window.
-        for seq in UInt16(11) ... 210 {
+        // Move a window and 100 packets ahead: packet 10 is now older than the window.
+        let last = UInt16(10 + SRTPSession.replayWindowPackets + 100)
+        for seq in UInt16(11) ... last {
             _ = try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: seq, timestamp: 0, payload: payload(Int(seq)))))
         }
         #expect(throws: SRTPError.libsrtp(operation: "srtp_unprotect", status: .replayOld)) {
@@ -162,7 +163,25 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
         #expect(c.replayFailures == 1)
         #expect(c.replayOld == 1)
         #expect(c.authFailures == 0)
-        #expect(c.unprotected == 201)
+        #expect(c.unprotected == Int(last) - 9)
+    }
+
+    /// A packet that never arrived, resent after a NACK 1,500 packets later (over 1 s of
+    /// 1 Mbit/s video; libsrtp's default window of 128 refuses it as `replay_old`), is
+    /// accepted once, then refused as a replay (RFC 3711 §3.3.2).
+    @Test(arguments: SRTPProfile.allCases)
+    func aRetransmissionFarBehindIsAcceptedOnce(profile: SRTPProfile) throws {
+        let (tx, rx) = try sessionPair(profile)
+        #expect(SRTPSession.replayWindowPackets >= 1024)
+        let lost = try tx.protect(rtp: rtpPacket(sequence: 100, timestamp: 0, payload: payload(100)))
+        for seq in UInt16(101) ... 1600 {
+            _ = try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: seq, timestamp: 0, payload: payload(Int(seq)))))
+        }
+        let resent = try tx.protect(rtp: rtpPacket(sequence: 100, timestamp: 0, payload: payload(100)))
+        #expect(resent == lost)
+        #expect(try rx.unprotect(srtp: resent) == rtpPacket(sequence: 100, timestamp: 0, payload: payload(100)))
+        #expect(throws: SRTPError.libsrtp(operation: "srtp_unprotect", status: .replayFail)) { try rx.unprotect(srtp: resent) }
+        #expect(rx.counters.replayOld == 0 && rx.counters.unprotected == 1501)
     }
 
     /// A NACKed packet is protected again (RFC 4588 plain retransmission): the outbound

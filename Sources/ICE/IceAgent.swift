@@ -348,6 +348,18 @@ public final class IceAgent: @unchecked Sendable {
         loop.sync { _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd) }
     }
 
+    /// Whether the agent is now controlling (RFC 8445 §6.1.1), as libnice holds it: it
+    /// starts as ``Configuration/controlling`` and may switch on a role conflict (§7.3.1.1).
+    public var controlling: Bool {
+        loop.sync { GObjectProperty.bool(UnsafeMutableRawPointer(agent), "controlling-mode") }
+    }
+
+    /// Makes the agent controlling or controlled. A full agent facing an ICE-lite peer
+    /// (`a=ice-lite`) must be controlling whichever side offered (RFC 8445 §6.1.1).
+    public func setControlling(_ value: Bool) {
+        loop.sync { GObjectProperty.set(UnsafeMutableRawPointer(agent), "controlling-mode", bool: value) }
+    }
+
     /// Adds one remote candidate (trickled or from the description). An mDNS
     /// `.local` address is resolved with the system resolver first.
     /// - Throws: ``IceError/remoteCandidate(candidate:reason:)`` when it cannot be used
@@ -446,6 +458,14 @@ enum GObjectProperty {
         g_value_init(&v, boolean)
         g_value_set_boolean(&v, value ? 1 : 0)
         apply(object, name, &v)
+    }
+
+    static func bool(_ object: UnsafeMutableRawPointer, _ name: String) -> Bool {
+        var v = GValue()
+        g_value_init(&v, boolean)
+        defer { g_value_unset(&v) }
+        object.withMemoryRebound(to: GObject.self, capacity: 1) { g_object_get_property($0, name, &v) }
+        return g_value_get_boolean(&v) != 0
     }
 
     static func set(_ object: UnsafeMutableRawPointer, _ name: String, uint value: UInt32) {

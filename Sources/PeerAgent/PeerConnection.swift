@@ -322,6 +322,13 @@ public final class PeerConnection: @unchecked Sendable {
     public var signalingState: SignalingState { lock.withLock { signaling } }
     /// The DTLS transport state.
     public var dtlsTransportState: DTLSTransportState { lock.withLock { dtlsState } }
+    /// The ICE role of our agent, as W3C `RTCIceTransport.role`: `unknown` before the
+    /// agent exists, then `controlling` (the offerer, or either side facing an ICE-lite
+    /// peer, RFC 8445 §6.1.1) or `controlled`.
+    public var iceRole: String {
+        guard let agent = lock.withLock({ agent }) else { return "unknown" }
+        return agent.controlling ? "controlling" : "controlled"
+    }
 
     /// The local description with every candidate gathered so far (and
     /// `a=end-of-candidates` once gathering is complete): what a vanilla-ICE peer sends.
@@ -459,9 +466,11 @@ public final class PeerConnection: @unchecked Sendable {
                                                        state: signaling.rawValue)
             }
             if isOfferer == nil { isOfferer = description.type == .answer }
-            return isOfferer ?? false
+            // A full agent facing an ICE-lite peer is controlling in both roles (RFC 8445 §6.1.1).
+            return isOfferer == true || parsed.iceLite
         }
         let agent = try obtainAgent(controlling: controlling)
+        if parsed.iceLite, !agent.controlling { agent.setControlling(true) }
         let usable = parsed.media.filter { !$0.isRejected }
         let first = usable.first ?? parsed.media.first
         // An answer rejecting every section carries no ICE credentials: accepted, and

@@ -1,0 +1,46 @@
+// ICE roles (RFC 8445 §6.1.1): the offerer controls, except that a full agent facing an
+// ICE-lite peer (a=ice-lite) is controlling in both roles.
+import Foundation
+import SDP
+import Testing
+@testable import PeerAgent
+
+/// `sdp` with a session-level `a=ice-lite` line after `t=`.
+func markedIceLite(_ sdp: String) -> String {
+    sdp.replacingOccurrences(of: "t=0 0\r\n", with: "t=0 0\r\na=ice-lite\r\n")
+}
+
+@Suite struct IceRoleTests {
+    @Test func offererControlsAndAnswererIsControlled() throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        #expect(pair.a.iceRole == "unknown" && pair.b.iceRole == "unknown")
+        try pair.negotiate()
+        #expect(pair.a.iceRole == "controlling")
+        #expect(pair.b.iceRole == "controlled")
+    }
+
+    /// Answering an ICE-lite offer, our full agent takes the controlling role (a lite
+    /// agent never nominates); the offer parses with `iceLite` set.
+    @Test func answeringAnIceLiteOfferMakesUsControlling() async throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        var sent = ""
+        try pair.negotiate(editOffer: { sent = markedIceLite($0); return sent })
+        #expect(try SessionDescription(parsing: sent).iceLite)
+        #expect(pair.b.iceRole == "controlling")
+        #expect(pair.a.iceRole == "controlling")
+        // A is really a full agent: the role conflict (RFC 8445 §7.3.1.1) is resolved and
+        // the call connects.
+        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+    }
+
+    /// Offering to an ICE-lite answerer we stay controlling.
+    @Test func offeringToAnIceLiteAnswererStaysControlling() throws {
+        let pair = try ConnectedPair()
+        defer { pair.close() }
+        try pair.negotiate(editAnswer: markedIceLite)
+        #expect(pair.a.iceRole == "controlling")
+        #expect(pair.b.iceRole == "controlled")
+    }
+}

@@ -91,6 +91,11 @@ public final class DTLSTransport: @unchecked Sendable {
     public let srtpProfiles: [SRTPProfile]
     /// The path MTU in bytes the handshake records are cut to (1200).
     public static let mtu = 1200
+    /// The first handshake retransmission timeout, µs (100 ms; doubled after each
+    /// timeout up to ``maximumRetransmissionUs``, RFC 6347 §4.2.4.1).
+    public static let initialRetransmissionUs: UInt32 = 100_000
+    /// The largest handshake retransmission timeout, µs (3 s).
+    public static let maximumRetransmissionUs: UInt32 = 3_000_000
     /// Label for `SSL_export_keying_material` (RFC 5764 §4.2).
     public static let exporterLabel = "EXTRACTOR-dtls_srtp"
 
@@ -186,6 +191,14 @@ public final class DTLSTransport: @unchecked Sendable {
         SSL_set_options(ssl, UInt64(1) << 30)  // SSL_OP_NO_RENEGOTIATION: the checked certificate stays
         SSL_ctrl(ssl, SSL_CTRL_SET_MTU, Self.mtu, nil)  // SSL_set_mtu
         SSL_ctrl(ssl, DTLS_CTRL_SET_LINK_MTU, Self.mtu, nil)  // DTLS_set_link_mtu
+        // Retransmission as browsers do it: a lost flight is sent again after 100 ms, then
+        // 200, 400 … ms, at most 3 s apart (OpenSSL's own timer starts at 1 s, so one lost
+        // datagram cost a second of set-up; RFC 6347 §4.2.4.1 leaves the initial value to
+        // the implementation). OpenSSL passes the previous value, 0 for the first.
+        DTLS_set_timer_cb(ssl) { _, previousUs in
+            previousUs == 0 ? DTLSTransport.initialRetransmissionUs
+                : min(previousUs * 2, DTLSTransport.maximumRetransmissionUs)
+        }
         if role == .client { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
         self.context = ctx
         self.ssl = ssl

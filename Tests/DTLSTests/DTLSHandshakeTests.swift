@@ -84,6 +84,23 @@ private final class LossyWire: Sendable {
     }
 }
 
+/// A datagram pipe that drops the first `drop` datagrams and notes when each was sent
+/// (ms on the monotonic clock).
+private final class FirstLossWire: Sendable {
+    let slot = TransportSlot()
+    let drop: Int
+    let sentAt = Mutex<[Double]>([])
+    init(drop: Int) { self.drop = drop }
+
+    func carry(_ datagram: [UInt8]) {
+        let n = sentAt.withLock { times -> Int in
+            times.append(Double(DispatchTime.now().uptimeNanoseconds) / 1e6)
+            return times.count
+        }
+        if n > drop { slot.deliver(datagram) }
+    }
+}
+
 @Suite struct DTLSHandshakeTests {
     @Test func inProcessHandshakeExportsIdenticalKeysAndCarriesSRTP() async throws {
         for profile in SRTPProfile.allCases {
@@ -155,6 +172,34 @@ private final class LossyWire: Sendable {
         #expect(c == server.keyingMaterial)
         client.close()
         server.close()
+    }
+
+    /// A lost flight is sent again after 100 ms, then 200 and 400 ms (doubling, as
+    /// browsers do; OpenSSL's own timer waits 1 s first): the client's first three
+    /// ClientHellos are dropped, and the gaps between the four sends are measured.
+    @Test func lostFlightsAreRetransmittedAfter100MsDoubling() async throws {
+        let loop = EventLoop.shared
+        let clientCert = try Certificate(commonName: "client"), serverCert = try Certificate(commonName: "server")
+        let toServer = FirstLossWire(drop: 3), toClient = FirstLossWire(drop: 0)
+        let client = try DTLSTransport(role: .client, certificate: clientCert,
+                                       remoteFingerprints: [("sha-256", serverCert.fingerprint("sha-256"))],
+                                       send: { toServer.carry($0) }, loop: loop)
+        let server = try DTLSTransport(role: .server, certificate: serverCert,
+                                       remoteFingerprints: [("sha-256", clientCert.fingerprint("sha-256"))],
+                                       send: { toClient.carry($0) }, loop: loop)
+        toServer.slot.set(server)
+        toClient.slot.set(client)
+        defer { client.close(); server.close() }
+        client.start()
+        let both = await waitUntil(seconds: 10) { client.state == .connected && server.state == .connected }
+        #expect(both, "client \(client.state), server \(server.state)")
+        let times = toServer.sentAt.withLock { $0 }
+        try #require(times.count >= 4)
+        let gaps = (1...3).map { times[$0] - times[$0 - 1] }
+        print("ClientHello retransmission gaps: \(gaps.map { Int($0) }) ms")
+        for (gap, expected) in zip(gaps, [100.0, 200, 400]) {
+            #expect(gap >= expected * 0.9 && gap < expected + 250, "gap \(gap) ms, expected about \(expected) ms")
+        }
     }
 
     @Test func wrongFingerprintFailsWithTypedErrorAndNoKeys() async throws {

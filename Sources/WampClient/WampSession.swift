@@ -80,7 +80,13 @@ public enum WampStatus: Sendable, Equatable {
     case reconnectFailed(attempt: Int, error: WampError)
     /// After a reconnect, subscribing to or registering `uri` again failed.
     case restoreFailed(uri: String, error: WampError)
-    /// The session ended for good (left, or reconnecting gave up).
+    /// The router ended the session with GOODBYE (answered with
+    /// `wamp.close.goodbye_and_out`). For `wamp.close.system_shutdown` the session
+    /// reconnects after `reconnectInMs` (the policy's longest delay: the router is going
+    /// down), with backoff after that; for any other reason (`wamp.close.killed`,
+    /// `wamp.close.close_realm` …) `reconnectInMs` is nil and ``closed(reason:)`` follows.
+    case goodbye(reason: String, message: String?, reconnectInMs: Double?)
+    /// The session ended for good (left, the router said goodbye, or reconnecting gave up).
     case closed(reason: String)
 }
 
@@ -410,14 +416,13 @@ public final class WampSession: @unchecked Sendable {
             }
         case let .challenge(method, extra):
             answerChallenge(method: method, extra: extra)
-        case let .goodbye(_, reason):
+        case let .goodbye(details, reason):
             if leaving {
                 goodbyeCompletion?()
                 goodbyeCompletion = nil
             } else {
                 send(.goodbye(details: [:], reason: "wamp.close.goodbye_and_out"))
-                socket?.close(code: 1000, reason: "goodbye")
-                lost("router said goodbye: \(reason)")
+                routerSaidGoodbye(reason: reason, message: details["message"]?.stringValue)
             }
         case let .error(_, request, _, error, args, kwargs):
             pending.removeValue(forKey: request)?.fail(.application(error: error, args: args ?? [], kwargs: kwargs ?? [:]))
@@ -513,6 +518,34 @@ public final class WampSession: @unchecked Sendable {
 
     // MARK: loss and reconnect (loop thread)
 
+    /// The router closed the session in order (GOODBYE, WAMP Basic Profile §Session
+    /// Closing; already answered). Not a lost connection: pending requests fail with the
+    /// router's reason, and only a system shutdown is followed by a reconnect, after the
+    /// policy's longest delay.
+    private func routerSaidGoodbye(reason: String, message: String?) {
+        guard joined else { return }
+        joined = false
+        dropSocket(code: 1000, reason: "goodbye")
+        let text = "router said goodbye: \(reason)" + (message.map { " (\($0))" } ?? "")
+        failPending(text)
+        guard reason == "wamp.close.system_shutdown", let policy = configuration.reconnect else {
+            statusContinuation.yield(.goodbye(reason: reason, message: message, reconnectInMs: nil))
+            end(text)
+            return
+        }
+        let attempt = Self.attemptAtLongestDelay(policy)
+        let delay = min(max(policy.delay(attempt: attempt), 0), 3_600_000)
+        statusContinuation.yield(.goodbye(reason: reason, message: message, reconnectInMs: delay))
+        scheduleReconnect(attempt: attempt, policy: policy, firstDelayMs: delay)
+    }
+
+    /// The first attempt index whose delay reaches the policy's cap (before jitter).
+    static func attemptAtLongestDelay(_ policy: ReconnectPolicy) -> Int {
+        guard policy.multiplier > 1, policy.initialDelayMs > 0, policy.maxDelayMs > policy.initialDelayMs else { return 0 }
+        let steps = (log(policy.maxDelayMs / policy.initialDelayMs) / log(policy.multiplier)).rounded(.up)
+        return steps.isFinite ? Int(min(max(steps, 0), 64)) : 0
+    }
+
     private func lost(_ reason: String) {
         guard joined else { return }
         joined = false
@@ -539,8 +572,9 @@ public final class WampSession: @unchecked Sendable {
         subscriptions.forEach { $0.continuation.finish() }
     }
 
-    private func scheduleReconnect(attempt: Int, policy: ReconnectPolicy) {
-        loop.after(milliseconds: UInt32(min(max(policy.delay(attempt: attempt), 0), 3_600_000))) { [weak self] in
+    private func scheduleReconnect(attempt: Int, policy: ReconnectPolicy, firstDelayMs: Double? = nil) {
+        let delay = firstDelayMs ?? min(max(policy.delay(attempt: attempt), 0), 3_600_000)
+        loop.after(milliseconds: UInt32(delay)) { [weak self] in
             guard let self, !self.leaving else { return }
             Task { [weak self] in
                 do throws(WampError) {

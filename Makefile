@@ -18,7 +18,7 @@ build: bootstrap
 # Two phases on one set of services: every suite in parallel, then the end-to-end media
 # suites (real calls, several processes each encoding and decoding video) one test at
 # a time, so a 2-core machine gives them real-time CPU.
-E2E := PeerAgentTests\.(PeerConnectionTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)
+E2E := PeerAgentTests\.(PeerConnectionTests|CallExitCodeTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'

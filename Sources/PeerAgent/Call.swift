@@ -98,6 +98,9 @@ public struct PeerResult: Sendable {
     public var videoFramesWritten: Int
     /// Opus packets written to the Ogg file.
     public var audioPacketsWritten: Int
+    /// True when the negotiation had this peer send us video (its m-section's direction
+    /// toward us is sendrecv or sendonly), so its IVF should hold frames.
+    public var receivesVideo: Bool
 }
 
 /// A call over a WAMP router with the signaling profiles of `shared/PROTOCOL.md`:
@@ -287,6 +290,9 @@ public final class Call: @unchecked Sendable {
             case let .reconnected(id): onEvent(.router("reconnected (session \(id))"))
             case let .reconnectFailed(attempt, error): onEvent(.router("reconnect attempt \(attempt) failed: \(error)"))
             case let .restoreFailed(uri, error): onEvent(.router("could not restore \(uri): \(error)"))
+            case let .goodbye(reason, message, reconnectInMs):
+                let said = "router said goodbye: \(reason)" + (message.map { " (\($0))" } ?? "")
+                onEvent(.router(reconnectInMs.map { "\(said); reconnecting in \(Int($0)) ms" } ?? "\(said); not reconnecting"))
             case let .closed(reason): onEvent(.router("closed: \(reason)"))
             }
             return nil
@@ -656,9 +662,11 @@ public final class Call: @unchecked Sendable {
         if let failure = link.failed { failedLinks.append(failure) }
         link.pc.close()
         let s = link.pc.getStats()
+        let receivesVideo = link.pc.allTransceivers.contains { $0.kind == .video && $0.currentDirection?.receives == true }
         let result = PeerResult(peer: link.peer, videoPath: link.videoPath, audioPath: link.audioPath, stats: s,
                                 videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
-                                audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0)
+                                audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0,
+                                receivesVideo: receivesVideo)
         if link.inCall { ended.append(result) }
         links[link.peer] = nil
         if link.inCall {
@@ -677,6 +685,9 @@ public final class Call: @unchecked Sendable {
                 _ = try? await session.publish(legacyTopic("close"))
             }
         }
+        // Before the connections close: how far the furthest one got, for a call that
+        // never reached `established`.
+        let reached = establishedAt == nil ? furthestStep() : nil
         for link in links.values.sorted(by: { $0.peer < $1.peer }) { closeLink(link) }
         if let session { await session.leave() }
         session = nil
@@ -688,19 +699,48 @@ public final class Call: @unchecked Sendable {
                 exit = failure.code
                 finalState = .failed
                 why = failure.reason
-            } else if options.minFrames > 0, let short = ended.first(where: { $0.videoFramesWritten < options.minFrames }) {
+            } else if let reached {
+                // A call that never connected is never a pass, however it ended.
+                exit = reached.code
+                finalState = .failed
+                why = "\(why.map { "\($0): " } ?? "")the call was never established (reached: \(reached.step))"
+            } else if let (short, required) = tooFewFrames() {
                 exit = ExitCode.tooFewFrames
                 finalState = .failed
-                why = "\(short.videoPath) has \(short.videoFramesWritten) frames, fewer than --min-frames \(options.minFrames)"
-            } else if establishedAt == nil, options.role == .room {
-                exit = ExitCode.timeout
-                finalState = .failed
-                why = why ?? "no peer connected"
+                why = "\(short.videoPath) has \(short.videoFramesWritten) frames, fewer than --min-frames \(required)"
+                    + (options.minFrames == nil ? " (the default when video is received; --min-frames 0 turns it off)" : "")
             } else {
                 exit = ExitCode.ok
             }
         }
         return finish(code: exit ?? ExitCode.ok, state: finalState, reason: why)
+    }
+
+    /// The first recorded peer with fewer video frames than required, and the requirement:
+    /// `--min-frames`, or by default 1 for a peer that was to send us video.
+    private func tooFewFrames() -> (PeerResult, Int)? {
+        for peer in ended {
+            let required = options.minFrames ?? (peer.receivesVideo ? 1 : 0)
+            if required > 0, peer.videoFramesWritten < required { return (peer, required) }
+        }
+        return nil
+    }
+
+    /// For a call that never reached `established`: the exit code of the step it stopped
+    /// at (4 no offer/answer exchanged, 5 ICE not connected, 6 DTLS not connected) and a
+    /// phrase naming the furthest step any connection reached.
+    private func furthestStep() -> (code: Int32, step: String) {
+        let exchanged = links.values.filter { $0.answered && !$0.declined }
+        if exchanged.isEmpty {
+            let waiting = links.values.contains { $0.offerer } ? "offer published, no answer"
+                : (options.role == .answer ? "no offer received" : "no peer connected")
+            return (ExitCode.timeout, waiting)
+        }
+        if let ice = exchanged.first(where: { [.connected, .completed].contains($0.pc.iceConnectionState) }) {
+            return (ExitCode.dtls, "offer/answer exchanged, ICE connected, DTLS \(ice.pc.dtlsTransportState.rawValue)")
+        }
+        let states = Set(exchanged.map { $0.pc.iceConnectionState.rawValue }).sorted().joined(separator: "/")
+        return (ExitCode.ice, "offer/answer exchanged, ICE \(states)")
     }
 
     private var failedLinks: [(code: Int32, reason: String)] = []

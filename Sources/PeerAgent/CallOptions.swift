@@ -168,7 +168,9 @@ public struct CallOptions: Sendable {
     /// How long to wait for the router, and then for the offer or answer, seconds.
     public var timeoutSeconds = 30.0
     /// The call succeeds only when every recorded IVF has at least this many frames.
-    public var minFrames = 0
+    /// Nil (the default): 1 for each peer whose video was negotiated to reach us, 0 for
+    /// one that sends none; 0 turns the check off.
+    public var minFrames: Int?
     /// The offerer republishes its offer this often until answered, seconds.
     public var offerRepeatSeconds = 3.0
     /// Periodic `frames` events this often, seconds.

@@ -61,8 +61,9 @@ let usage = """
       --duration S            media time once established (default 10), e.g. --duration 30
       --timeout S             wait at most this long for the router, then for the offer or
                               answer (default 30), e.g. --timeout 5
-      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 0),
-                              e.g. --min-frames 270
+      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 1
+                              for a peer that sends video, 0 for one that sends none;
+                              --min-frames 0 turns the check off), e.g. --min-frames 270
       --local-address IP      gather only on this address (repeatable), e.g. --local-address 127.0.0.1
       --no-decode             record without decoding (less CPU; no framesDecoded), e.g. for
                               long recordings
@@ -85,11 +86,14 @@ let usage = """
       peer sdp offer.sdp --answer
 
     exit codes:
-      0 call done and --min-frames met    5 ICE failed (or no usable codec)
+      0 call established, done, --min-frames met   5 ICE failed (or no usable codec)
       2 bad arguments or input            6 DTLS failed
       3 router unreachable or auth refused 7 fewer frames than --min-frames
       4 no offer/answer within --timeout  8 busy: the answerer is in another call
       130 interrupted (SIGINT/SIGTERM), after hanging up and closing the files
+      A call that never reached "established" never exits 0: if the peer hangs up first
+      it exits 4, 5 or 6 for the step it reached (no offer/answer, ICE, DTLS), named in
+      the final state's reason.
     """
 
 func fail(_ message: String) -> Never {

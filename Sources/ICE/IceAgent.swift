@@ -41,6 +41,10 @@ public enum IceEvent: Sendable, Equatable {
     /// Gathering ended without the candidates the policy needs (with policy `relay`:
     /// no relay candidate, e.g. wrong TURN credentials or an unreachable server).
     case gatheringFailed(String)
+    /// A remote candidate given by name (mDNS `.local` or a host name) was dropped: the
+    /// name did not resolve in time or at all, or libnice refused the result. `reason`
+    /// names the name and why; the agent goes on with the other candidates.
+    case remoteCandidateDropped(candidate: String, reason: String)
 }
 
 /// Errors of the ICE agent; each names the value at fault.
@@ -80,8 +84,8 @@ public enum IceError: Error, Equatable, CustomStringConvertible {
 /// Thread rules: the agent lives on the ``EventLoop`` thread. Every method and
 /// property may be used from any thread (it hops there); events and received
 /// datagrams are delivered on the loop thread. ``send(_:)`` is thread-safe (libnice's
-/// own lock). ``addRemoteCandidate(_:)`` resolves `.local`/host names with the system
-/// resolver on the caller's thread: call it off the loop thread when names may come.
+/// own lock). ``addRemoteCandidate(_:)`` resolves `.local`/host names on threads of its
+/// own (``CandidateNameResolver``) and never blocks its caller on a lookup.
 ///
 /// Lifetime: libnice's callbacks keep the agent alive until ``close()``, which every
 /// owner must call (it also releases TURN allocations); the agent is freed after that
@@ -107,6 +111,9 @@ public final class IceAgent: @unchecked Sendable {
         public var trickle = true
         /// If not connected this long after checks start, the state becomes `failed`, ms.
         public var checkingTimeoutMs: UInt32 = 15_000
+        /// A remote candidate whose name has not resolved this long after it was added
+        /// is dropped (``IceEvent/remoteCandidateDropped(candidate:reason:)``), ms.
+        public var nameResolutionTimeoutMs: UInt32 = 2_000
 
         /// A configuration with the defaults above for the given role.
         public init(controlling: Bool) { self.controlling = controlling }
@@ -122,6 +129,11 @@ public final class IceAgent: @unchecked Sendable {
     private var signalIds: [UInt] = []
     private var retained: Unmanaged<IceAgent>?
     private var checkingTimer: UInt32 = 0
+    private let resolver = CandidateNameResolver()
+    /// Remote candidates whose names are still resolving (loop thread).
+    private var unresolvedNames = 0
+    /// The remote end-of-candidates, held back until those names have resolved (loop thread).
+    private var endOfCandidatesHeld = false
     private var wasConnected = false
     private var isClosed = false
 
@@ -360,36 +372,77 @@ public final class IceAgent: @unchecked Sendable {
         loop.sync { GObjectProperty.set(UnsafeMutableRawPointer(agent), "controlling-mode", bool: value) }
     }
 
-    /// Adds one remote candidate (trickled or from the description). An mDNS
-    /// `.local` address is resolved with the system resolver first.
+    /// Adds one remote candidate (trickled or from the description). A candidate whose
+    /// address is a name (mDNS `.local`, or a host name) is resolved on a thread of its
+    /// own and added when it resolves; this call returns at once, and a name that does
+    /// not resolve within ``Configuration/nameResolutionTimeoutMs`` is reported as
+    /// ``IceEvent/remoteCandidateDropped(candidate:reason:)``. End-of-candidates waits
+    /// for the names still resolving.
     /// - Throws: ``IceError/remoteCandidate(candidate:reason:)`` when it cannot be used
-    ///   (a name that does not resolve, a candidate libnice rejects); the agent goes on.
+    ///   (a component other than 1, a candidate libnice rejects, a closed agent); the
+    ///   agent goes on.
     public func addRemoteCandidate(_ candidate: Candidate) throws(IceError) {
-        var c = candidate
-        if c.addressKind == .mdns || c.addressKind == .fqdn {
-            do {
-                c.address = try IceServer("stun:\(c.address)").resolvedAddress()
-            } catch {
-                throw .remoteCandidate(candidate: candidate.sdpValue, reason: "\(candidate.address) does not resolve")
+        guard candidate.component == 1 else {
+            throw .remoteCandidate(candidate: candidate.sdpValue, reason: "component \(candidate.component) is not used (rtcp-mux: everything on component 1)")
+        }
+        guard candidate.addressKind == .mdns || candidate.addressKind == .fqdn else {
+            guard loop.sync({ addOnLoop(candidate) }) else {
+                throw .remoteCandidate(candidate: candidate.sdpValue, reason: "libnice did not accept it")
             }
+            return
         }
-        guard c.component == 1 else {
-            throw .remoteCandidate(candidate: candidate.sdpValue, reason: "component \(c.component) is not used (rtcp-mux: everything on component 1)")
+        guard loop.sync({ () -> Bool in
+            guard !isClosed else { return false }
+            unresolvedNames += 1
+            return true
+        }) else { throw .remoteCandidate(candidate: candidate.sdpValue, reason: "the ICE agent is closed") }
+        resolver.resolve(candidate.address, timeoutMs: configuration.nameResolutionTimeoutMs, loop: loop) { [weak self] result in
+            self?.nameResolved(candidate, result)
         }
-        let line = "a=" + c.sdpValue
-        let added: Bool = loop.sync {
-            guard !isClosed, let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamId, line) else { return false }
-            defer { nice_candidate_free(parsed) }
-            let list = g_slist_append(nil, parsed)
-            defer { g_slist_free(list) }
-            return nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 1
-        }
-        guard added else { throw .remoteCandidate(candidate: candidate.sdpValue, reason: "libnice did not accept it") }
     }
 
-    /// Signals that the remote side has no more candidates (RFC 8838 end-of-candidates).
+    /// Hands one remote candidate with a numeric address to libnice (loop thread).
+    private func addOnLoop(_ c: Candidate) -> Bool {
+        let line = "a=" + c.sdpValue
+        guard !isClosed, let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamId, line) else { return false }
+        defer { nice_candidate_free(parsed) }
+        let list = g_slist_append(nil, parsed)
+        defer { g_slist_free(list) }
+        return nice_agent_set_remote_candidates(agent, streamId, 1, list) >= 1
+    }
+
+    /// The outcome of a name lookup for `candidate` (loop thread).
+    private func nameResolved(_ candidate: Candidate, _ result: Result<String, CandidateNameResolver.NameError>) {
+        guard !isClosed else { return }
+        unresolvedNames -= 1
+        switch result {
+        case let .success(address):
+            var c = candidate
+            c.address = address
+            if !addOnLoop(c) {
+                onEvent(.remoteCandidateDropped(candidate: candidate.sdpValue,
+                                                reason: "\(candidate.address) resolved to \(address), which libnice did not accept"))
+            }
+        case let .failure(error):
+            onEvent(.remoteCandidateDropped(candidate: candidate.sdpValue, reason: "\(candidate.address) \(error.reason)"))
+        }
+        if unresolvedNames == 0, endOfCandidatesHeld {
+            endOfCandidatesHeld = false
+            _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
+        }
+    }
+
+    /// Signals that the remote side has no more candidates (RFC 8838 end-of-candidates);
+    /// held back while names of remote candidates are still resolving.
     public func endOfRemoteCandidates() {
-        loop.sync { _ = nice_agent_peer_candidate_gathering_done(agent, streamId) }
+        loop.sync {
+            guard !isClosed else { return }
+            if unresolvedNames > 0 {
+                endOfCandidatesHeld = true
+            } else {
+                _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
+            }
+        }
     }
 
     /// Sends one datagram on the selected pair; false when not connected or closed.

@@ -52,6 +52,9 @@ public enum CallEvent: Sendable {
     case signalingError(topic: String, reason: String)
     /// A candidate we sent or received.
     case candidate(peer: String, local: Bool, candidate: String)
+    /// A remote candidate from `peer` was dropped (a `.local` name that did not resolve
+    /// in time); the call goes on with the others.
+    case candidateDropped(peer: String, candidate: String, reason: String)
     /// A remote track was negotiated.
     case track(peer: String, kind: String, mid: String, codec: String)
     /// Periodic counts: video frames and audio packets recorded so far from `peer`.
@@ -615,6 +618,8 @@ public final class Call: @unchecked Sendable {
             }
         case let .track(info):
             onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
+        case let .remoteCandidateDropped(candidate, reason):
+            onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
         case let .iceConnectionState(s) where s == .connected:
             onEvent(.milestone("iceConnected", peer: peer))
         case let .dtlsState(s) where s == .connected:

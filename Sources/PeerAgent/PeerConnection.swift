@@ -94,6 +94,9 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case signalingState(SignalingState)
     /// The first complete remote frame (video) or packet (audio) of a track arrived.
     case firstRemoteFrame(kind: String, mid: String)
+    /// A remote candidate given by name (mDNS `.local`) could not be used: not resolved
+    /// in time or at all; `reason` says which. The connection goes on.
+    case remoteCandidateDropped(candidate: String, reason: String)
 }
 
 /// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
@@ -857,6 +860,8 @@ public final class PeerConnection: @unchecked Sendable {
                 events += updateStateLocked()
             case let .selectedPair(pair):
                 selectedPair = pair
+            case let .remoteCandidateDropped(candidate, reason):
+                events.append(.remoteCandidateDropped(candidate: candidate, reason: reason))
             case .gatheringFailed:
                 events += failLocked("ICE gathering found no usable candidate (policy \(configuration.iceTransportPolicy.rawValue): check the TURN server and its credentials)")
             }

@@ -9,7 +9,9 @@ import ICE
 // stdout, one JSON object a line: {"ufrag":…,"pwd":…} (local credentials),
 // {"candidate":"candidate:…"} (each local candidate), {"gathering":"complete"},
 // {"state":"checking|connected|…"}, {"selected":{"local":"candidate:…","remote":"candidate:…"}},
-// {"sent":N}, {"received":N} (distinct numbered datagrams so far), {"error":"…"}.
+// {"sent":N}, {"received":N} (distinct numbered datagrams so far), {"added":"candidate:…"}
+// (a remote candidate taken; a named one is then resolving), {"dropped":"candidate:…",
+// "reason":"…"} (a remote candidate whose name did not resolve), {"error":"…"}.
 // stdin, one JSON object a line: {"ufrag":…,"pwd":…} (remote credentials),
 // {"candidate":"candidate:…"} (a remote candidate), {"gathering":"complete"} (remote
 // end-of-candidates), {"send":N} (send N numbered datagrams). End of input ends the probe.
@@ -41,6 +43,7 @@ final class Probe: @unchecked Sendable {
         case .state(let s): emit(["state": s.rawValue])
         case .selectedPair(let p): emit(["selected": ["local": p.local.sdpValue, "remote": p.remote.sdpValue]])
         case .gatheringFailed(let reason): emit(["error": reason])
+        case let .remoteCandidateDropped(candidate, reason): emit(["dropped": candidate, "reason": reason])
         }
     }
 
@@ -67,6 +70,7 @@ final class Probe: @unchecked Sendable {
         } else if let text = object["candidate"] as? String {
             do {
                 try agent.addRemoteCandidate(try Candidate(parsing: text))
+                emit(["added": text])
             } catch {
                 emit(["error": "\(error)"])
             }

@@ -170,6 +170,9 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
         case let .signalingError(topic, reason):
             say("dropped a message on \(topic): \(reason)")
             if json { out.emit(["event": "signalingError", "topic": topic, "reason": reason]) }
+        case let .candidateDropped(peer, candidate, reason):
+            say("\(peer): dropped remote candidate \"\(candidate)\": \(reason)")
+            if json { out.emit(["event": "candidateDropped", "peer": peer, "candidate": candidate, "reason": reason]) }
         case let .candidate(peer, local, candidate):
             if json { out.emit(["event": "candidate", "peer": peer, "direction": local ? "local" : "remote", "candidate": candidate]) }
         case let .track(peer, kind, mid, codec):

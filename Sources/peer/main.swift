@@ -86,7 +86,7 @@ let usage = """
       peer sdp offer.sdp --answer
 
     exit codes:
-      0 call established, done, --min-frames met   5 ICE failed (or no usable codec)
+      0 call done: established, --min-frames met 5 ICE failed (or no usable codec)
       2 bad arguments or input            6 DTLS failed
       3 router unreachable or auth refused 7 fewer frames than --min-frames
       4 no offer/answer within --timeout  8 busy: the answerer is in another call

@@ -111,6 +111,20 @@ public final class IceAgent: @unchecked Sendable {
         public var trickle = true
         /// If not connected this long after checks start, the state becomes `failed`, ms.
         public var checkingTimeoutMs: UInt32 = 15_000
+        /// First retransmission timeout of a STUN request to a STUN/TURN server while
+        /// gathering, ms, doubled on each retransmission (RFC 5389 §7.2.1); libnice's
+        /// default is 200 ms. Connectivity checks are not affected: libnice fixes their
+        /// first retransmission at max(500 ms, Ta × pairs in progress) (RFC 8445 §14.3),
+        /// so a check whose request or response is lost costs at least 500 ms.
+        public var stunInitialTimeoutMs: UInt32 = 100
+        /// Consent freshness (RFC 7675): libnice sends consent checks on the selected
+        /// pair every ~5 s and fails it (state `failed`) 30 s after the last answer.
+        public var consentFreshness = true
+        /// While traffic is expected (``IceAgent/setExpectsTraffic(_:)``), a connected
+        /// agent that receives no datagram for this long reports `disconnected`, and
+        /// `connected`/`completed` again when datagrams return, ms. (libnice itself only
+        /// notices a dead path when consent expires, 30 s on.)
+        public var inactivityTimeoutMs: UInt32 = 3_000
         /// A remote candidate whose name has not resolved this long after it was added
         /// is dropped (``IceEvent/remoteCandidateDropped(candidate:reason:)``), ms.
         public var nameResolutionTimeoutMs: UInt32 = 2_000
@@ -129,6 +143,13 @@ public final class IceAgent: @unchecked Sendable {
     private var signalIds: [UInt] = []
     private var retained: Unmanaged<IceAgent>?
     private var checkingTimer: UInt32 = 0
+    /// Inactivity watch (loop thread): when the last datagram arrived (µs, GLib's
+    /// monotonic clock), whether traffic is expected, the watch timer, and the state to
+    /// go back to when a `disconnected` it reported ends.
+    private var lastReceiveUs: gint64 = 0
+    private var expectsTraffic = false
+    private var inactivityTimer: UInt32 = 0
+    private var stateBeforeInactivity: IceConnectionState?
     private let resolver = CandidateNameResolver()
     /// Remote candidates whose names are still resolving (loop thread).
     private var unresolvedNames = 0
@@ -180,12 +201,14 @@ public final class IceAgent: @unchecked Sendable {
         let created: Result<(OpaquePointer, UInt32), IceError> = loop.sync {
             var options = NICE_AGENT_OPTION_NONE.rawValue
             if configuration.trickle { options |= NICE_AGENT_OPTION_ICE_TRICKLE.rawValue }
+            if configuration.consentFreshness { options |= NICE_AGENT_OPTION_CONSENT_FRESHNESS.rawValue }
             guard let agent = nice_agent_new_full(loop.context, NICE_COMPATIBILITY_RFC5245, NiceAgentOption(rawValue: options)) else {
                 return .failure(.agentCreation("nice_agent_new_full returned NULL"))
             }
             let object = UnsafeMutableRawPointer(agent)
             GObjectProperty.set(object, "controlling-mode", bool: configuration.controlling)
             GObjectProperty.set(object, "upnp", bool: false)
+            GObjectProperty.set(object, "stun-initial-timeout", uint: configuration.stunInitialTimeoutMs)
             GObjectProperty.set(object, "ice-tcp", bool: configuration.tcp)
             GObjectProperty.set(object, "force-relay", bool: configuration.policy == .relay)
             if let stun, let stunAddress {
@@ -275,7 +298,9 @@ public final class IceAgent: @unchecked Sendable {
         nice_agent_attach_recv(agent, streamId, 1, loop.context, { _, _, _, length, buffer, data in
             guard let data, let buffer, length > 0 else { return }
             let bytes = Array(UnsafeRawBufferPointer(start: buffer, count: Int(length)))
-            Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue().onReceive(bytes)
+            let me = Unmanaged<IceAgent>.fromOpaque(data).takeUnretainedValue()
+            me.received()
+            me.onReceive(bytes)
         }, data)
     }
 
@@ -318,13 +343,53 @@ public final class IceAgent: @unchecked Sendable {
         transition(to: next)
     }
 
+    /// Notes a received datagram; ends a `disconnected` that inactivity caused (loop thread).
+    private func received() {
+        lastReceiveUs = g_get_monotonic_time()
+        if let before = stateBeforeInactivity, _state == .disconnected {
+            stateBeforeInactivity = nil
+            transition(to: before)
+        }
+    }
+
+    /// Says whether the remote is expected to send all the time (media negotiated toward
+    /// us, so RTP/RTCP arrive at least every second): only then does a silence of
+    /// ``Configuration/inactivityTimeoutMs`` mean `disconnected`. Does not wait.
+    public func setExpectsTraffic(_ value: Bool) {
+        _ = loop.async { [weak self] in
+            guard let self, !self.isClosed else { return }
+            self.expectsTraffic = value
+            if value { self.lastReceiveUs = max(self.lastReceiveUs, g_get_monotonic_time()) }
+            self.watchInactivity()
+        }
+    }
+
+    /// Checks for silence twice per timeout while connected and traffic is expected (loop thread).
+    private func watchInactivity() {
+        guard inactivityTimer == 0, expectsTraffic, !isClosed, wasConnected else { return }
+        let timeout = configuration.inactivityTimeoutMs
+        inactivityTimer = loop.after(milliseconds: max(50, timeout / 6)) { [weak self] in
+            guard let self else { return }
+            self.inactivityTimer = 0
+            guard !self.isClosed, self.expectsTraffic else { return }
+            let silentMs = (g_get_monotonic_time() - self.lastReceiveUs) / 1000
+            if silentMs >= gint64(timeout), self._state == .connected || self._state == .completed {
+                self.stateBeforeInactivity = self._state
+                self.transition(to: .disconnected)
+            }
+            self.watchInactivity()
+        }
+    }
+
     private func transition(to next: IceConnectionState) {
         guard next != _state else { return }
         if next == .connected || next == .completed {
+            if !wasConnected { lastReceiveUs = g_get_monotonic_time() }
             wasConnected = true
             loop.cancelTimer(checkingTimer)
             checkingTimer = 0
         }
+        if next != .disconnected { stateBeforeInactivity = nil }
         if next == .checking, checkingTimer == 0 {
             let timeout = configuration.checkingTimeoutMs
             checkingTimer = loop.after(milliseconds: timeout) { [weak self] in
@@ -336,6 +401,7 @@ public final class IceAgent: @unchecked Sendable {
         }
         _state = next
         onEvent(.state(next))
+        if next == .connected || next == .completed { watchInactivity() }
     }
 
     private func pairSelected(_ local: UnsafeMutablePointer<NiceCandidate>, _ remote: UnsafeMutablePointer<NiceCandidate>) {
@@ -482,6 +548,8 @@ public final class IceAgent: @unchecked Sendable {
             guard !isClosed else { return }
             isClosed = true
             loop.cancelTimer(checkingTimer)
+            loop.cancelTimer(inactivityTimer)
+            inactivityTimer = 0
             nice_agent_attach_recv(agent, streamId, 1, loop.context, nil, nil)
             for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), id) }
             signalIds = []

@@ -52,6 +52,9 @@ public enum CallEvent: Sendable {
     case signalingError(topic: String, reason: String)
     /// A candidate we sent or received.
     case candidate(peer: String, local: Bool, candidate: String)
+    /// The W3C connection state of the connection with `peer` changed (`connecting`,
+    /// `connected`, `disconnected` when the path went silent, `failed`, `closed`).
+    case connectionState(peer: String, state: String, reason: String?)
     /// A remote candidate from `peer` was dropped (a `.local` name that did not resolve
     /// in time); the call goes on with the others.
     case candidateDropped(peer: String, candidate: String, reason: String)
@@ -627,6 +630,7 @@ public final class Call: @unchecked Sendable {
         case let .firstRemoteFrame(kind, _):
             onEvent(.milestone(kind == "video" ? "firstRemoteFrame" : "firstRemoteAudio", peer: peer))
         case let .connectionState(s, reason):
+            onEvent(.connectionState(peer: peer, state: s.rawValue, reason: reason))
             switch s {
             case .connected:
                 guard !link.established else { return nil }

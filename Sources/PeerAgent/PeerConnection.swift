@@ -511,7 +511,18 @@ public final class PeerConnection: @unchecked Sendable {
         }
         emit(events)
         guard !ufrag.isEmpty else { return }
-        for c in candidates where firstSighting(c) { try? agent.addRemoteCandidate(c) }
+        var dropped: [Candidate] = []
+        for c in candidates {
+            do {
+                if try firstSighting(c) { try? agent.addRemoteCandidate(c) }
+            } catch {
+                dropped.append(c)
+            }
+        }
+        if let first = dropped.first {
+            emit([.remoteCandidateDropped(candidate: first.sdpValue, reason: "the description has \(dropped.count) candidates "
+                + "beyond the \(Self.maximumRemoteCandidates) a connection takes: they are dropped")])
+        }
         let pending = lock.withLock { () -> [IceCandidateInit] in
             defer { pendingRemoteCandidates = [] }
             return pendingRemoteCandidates
@@ -530,6 +541,11 @@ public final class PeerConnection: @unchecked Sendable {
         let usable: IceAgent? = try lock.withLock {
             guard state != .closed else { throw PeerConnectionError.closed }
             guard let remote, let agent = self.agent else {
+                guard pendingRemoteCandidates.count < Self.maximumRemoteCandidates else {
+                    throw PeerConnectionError.invalidCandidate(
+                        candidate: candidate.candidate,
+                        reason: "more than \(Self.maximumRemoteCandidates) candidates before the remote description: dropped")
+                }
                 pendingRemoteCandidates.append(candidate)
                 return nil
             }
@@ -557,7 +573,7 @@ public final class PeerConnection: @unchecked Sendable {
             throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
         }
         guard parsed.component == 1 else { return }  // rtcp-mux: component 2 is never used
-        guard firstSighting(parsed) else { return }
+        guard try firstSighting(parsed) else { return }
         do { try agent.addRemoteCandidate(parsed) } catch {
             throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
         }
@@ -570,9 +586,24 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     /// True the first time a remote candidate's transport, address, port and type are seen.
-    private func firstSighting(_ c: Candidate) -> Bool {
+    /// The most remote candidates one connection takes (from descriptions and trickle
+    /// together; a browser sends a handful). Each becomes a candidate pair that libnice
+    /// checks every 20 ms in turn, so thousands would keep the agent busy for minutes.
+    public static let maximumRemoteCandidates = 100
+
+    /// Whether `c` is new (true), seen before (false), or one too many
+    /// (``PeerConnectionError/invalidCandidate(candidate:reason:)`` naming the limit).
+    private func firstSighting(_ c: Candidate) throws -> Bool {
         let key = "\(c.transport.lowercased()) \(c.address) \(c.port) \(c.type.rawValue)"
-        return lock.withLock { remoteCandidateKeys.insert(key).inserted }
+        return try lock.withLock {
+            guard !remoteCandidateKeys.contains(key) else { return false }
+            guard remoteCandidateKeys.count < Self.maximumRemoteCandidates else {
+                throw PeerConnectionError.invalidCandidate(
+                    candidate: c.sdpValue, reason: "more than \(Self.maximumRemoteCandidates) remote candidates: dropped")
+            }
+            remoteCandidateKeys.insert(key)
+            return true
+        }
     }
 
     // MARK: Stats
@@ -773,6 +804,9 @@ public final class PeerConnection: @unchecked Sendable {
             dtlsRole = answerSetup == .passive ? .server : .client
         }
         negotiated = true
+        // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
+        // second): then a silent path is reported `disconnected` within seconds.
+        agent?.setExpectsTraffic(transceivers.contains { $0.currentDirection?.receives == true })
         if accepted == 0 {
             events += failLocked(reasons.isEmpty ? "no m-section was accepted" : reasons.joined(separator: "; "))
         }
@@ -817,7 +851,8 @@ public final class PeerConnection: @unchecked Sendable {
         guard next != state else { return [] }
         if next == .failed {
             let reason = iceState == .failed
-                ? "ICE failed: no candidate pair worked within \(configuration.iceCheckingTimeoutMs) ms"
+                ? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked within \(configuration.iceCheckingTimeoutMs) ms"
+                    : "ICE failed: the path to the peer stopped working (no consent, RFC 7675: the peer is gone or unreachable)")
                 : "DTLS failed: \(transport?.error.map { "\($0)" } ?? "handshake failed")"
             return failLocked(reason)
         }

@@ -170,6 +170,9 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
         case let .signalingError(topic, reason):
             say("dropped a message on \(topic): \(reason)")
             if json { out.emit(["event": "signalingError", "topic": topic, "reason": reason]) }
+        case let .connectionState(peer, state, reason):
+            if state == "disconnected" { say("\(peer): connection disconnected (no packets from the peer)") }
+            if json { out.emit(["event": "connectionState", "peer": peer, "state": state, "reason": reason ?? NSNull()]) }
         case let .candidateDropped(peer, candidate, reason):
             say("\(peer): dropped remote candidate \"\(candidate)\": \(reason)")
             if json { out.emit(["event": "candidateDropped", "peer": peer, "candidate": candidate, "reason": reason]) }

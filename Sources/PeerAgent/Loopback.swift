@@ -6,6 +6,8 @@ import SDP
 
 /// Settings of a ``Loopback`` call.
 public struct LoopbackOptions: Sendable {
+    /// How long both sides may take to reach `connected`, seconds.
+    public var connectTimeoutSeconds = 10.0
     /// How long media flows, seconds.
     public var durationSeconds: Double = 5
     /// Test-pattern size and rate each side sends.
@@ -110,7 +112,7 @@ public enum Loopback {
         if !trickle { try await waitUntil(10) { b.iceGatheringState == .complete } }
         try a.setRemoteDescription(trickle ? answer : b.localDescription ?? answer)
 
-        let connected = try await waitUntil(10) {
+        let connected = try await waitUntil(options.connectTimeoutSeconds) {
             (a.connectionState == .connected && b.connectionState == .connected)
                 || a.connectionState == .failed || b.connectionState == .failed
         }

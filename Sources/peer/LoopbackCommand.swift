@@ -1,7 +1,7 @@
 import Foundation
 import PeerAgent
 
-/// `peer loopback [--duration S] [--video pattern:WxH@FPS] [--bitrate KBPS] [--out-dir DIR] [--vanilla] [--json]`:
+/// `peer loopback [--duration S] [--timeout S] [--video pattern:WxH@FPS] [--bitrate KBPS] [--out-dir DIR] [--vanilla] [--json]`:
 /// two peer connections in this process calling each other over 127.0.0.1.
 /// Exit codes: 0 both sides received ≥ 95 % of the frames sent; 7 fewer; 5 no connection; 2 bad arguments.
 func loopbackCommand(_ arguments: [String]) async {
@@ -20,6 +20,10 @@ func loopbackCommand(_ arguments: [String]) async {
             let text = value(argument)
             guard let s = Double(text), s > 0, s <= 86_400 else { fail("loopback: --duration \"\(text)\" is not a number of seconds > 0") }
             options.durationSeconds = s
+        case "--timeout":
+            let text = value(argument)
+            guard let s = Double(text), s > 0, s <= 3_600 else { fail("loopback: --timeout \"\(text)\" is not a number of seconds in (0, 3600]") }
+            options.connectTimeoutSeconds = s
         case "--bitrate":
             let text = value(argument)
             guard let k = Int(text), (10...50_000).contains(k) else { fail("loopback: --bitrate \"\(text)\" is not kbit/s in 10…50000") }

@@ -3,6 +3,7 @@ import Foundation
 import Media
 import RTP
 import SDP
+import Synchronization
 
 /// How a sending track encodes (W3C `RTCRtpEncodingParameters`, reduced to what
 /// `peer` needs).
@@ -62,6 +63,11 @@ final class RtpSender: @unchecked Sendable {
     private var keyframeRequested = false
     private var lastRTPTimestamp: UInt32 = 0
     private var lastSentAtNanos: UInt64 = 0
+    /// What a sender report needs (counts, last RTP timestamp and when it was sent),
+    /// published by the media queue after each send, so the RTCP timer on the event-loop
+    /// thread reads it without waiting behind an encode on the queue.
+    private struct ReportBasis { var packets = 0, octets = 0, rtpTimestamp: UInt32 = 0, sentAtNanos: UInt64 = 0 }
+    private let reportBasis = Mutex(ReportBasis())
     private var stats: OutboundRTPStats
     private var started = false
     private var lastFIRSequence: UInt8?
@@ -194,21 +200,29 @@ final class RtpSender: @unchecked Sendable {
                     stats.retransmittedBytesSent += packet.payload.count
                 }
             }
+            publishReportBasis()
         }
     }
 
     /// Our sender report (RFC 3550 §6.4.1) for now, or nil before the first packet.
     /// The RTP timestamp is the last frame's advanced by the time since it was sent.
+    /// Never waits for the media queue (see ``reportBasis``).
     func senderReport(ntp: UInt64) -> SenderReport? {
-        queue.sync {
-            guard stats.packetsSent > 0 else { return nil }
-            let clock: UInt64 = kind == .video ? 90_000 : 48_000
-            let elapsed = DispatchTime.now().uptimeNanoseconds &- lastSentAtNanos
-            let advance = UInt32(truncatingIfNeeded: elapsed * clock / 1_000_000_000)
-            return SenderReport(ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: lastRTPTimestamp &+ advance,
-                                packetCount: UInt32(truncatingIfNeeded: stats.packetsSent),
-                                octetCount: UInt32(truncatingIfNeeded: stats.bytesSent), reports: [])
-        }
+        let basis = reportBasis.withLock { $0 }
+        guard basis.packets > 0 else { return nil }
+        let clock: UInt64 = kind == .video ? 90_000 : 48_000
+        let elapsed = DispatchTime.now().uptimeNanoseconds &- basis.sentAtNanos
+        let advance = UInt32(truncatingIfNeeded: elapsed * clock / 1_000_000_000)
+        return SenderReport(ssrc: ssrc, ntpTimestamp: ntp, rtpTimestamp: basis.rtpTimestamp &+ advance,
+                            packetCount: UInt32(truncatingIfNeeded: basis.packets),
+                            octetCount: UInt32(truncatingIfNeeded: basis.octets), reports: [])
+    }
+
+    /// Publishes the counts and timing a sender report needs (media queue).
+    private func publishReportBasis() {
+        let basis = ReportBasis(packets: stats.packetsSent, octets: stats.bytesSent, rtpTimestamp: lastRTPTimestamp,
+                                sentAtNanos: lastSentAtNanos)
+        reportBasis.withLock { $0 = basis }
     }
 
     /// A snapshot of the `outbound-rtp` statistics.
@@ -273,5 +287,6 @@ final class RtpSender: @unchecked Sendable {
         }
         lastRTPTimestamp = timestamp
         lastSentAtNanos = DispatchTime.now().uptimeNanoseconds
+        publishReportBasis()
     }
 }

@@ -16,8 +16,13 @@ extension SessionDescription {
     ///   number, the line and what was expected: a missing or wrong `v=`, a missing
     ///   `o=`, a bad port, a duplicate `a=mid`, a fingerprint without hash function,
     ///   an `a=rtpmap`/`a=fmtp` for a payload type the `m=` line does not list, a
-    ///   malformed candidate, and so on.
+    ///   malformed candidate, and so on; ``SDPError/limitExceeded(what:limit:actual:)``
+    ///   for a text over ``SDPLimits/maximumBytes`` or more ``SDPLimits/maximumMediaSections``
+    ///   m-sections.
     public init(parsing text: String) throws(SDPError) {
+        guard text.utf8.count <= SDPLimits.maximumBytes else {
+            throw .limitExceeded(what: "bytes", limit: SDPLimits.maximumBytes, actual: text.utf8.count)
+        }
         let lines = try SDPLine.split(text)
         guard let first = lines.first else {
             throw .malformedLine(number: 1, line: "", expected: "v=0 as the first line (the text is empty)")
@@ -35,6 +40,10 @@ extension SessionDescription {
 
         for line in lines.dropFirst(2) {
             if line.type == "m" {
+                guard sections.count < SDPLimits.maximumMediaSections else {
+                    throw .limitExceeded(what: "m-sections", limit: SDPLimits.maximumMediaSections,
+                                         actual: lines.count { $0.type == "m" })
+                }
                 sections.append(try MediaDescription(mLine: line))
                 tables.append(PayloadTable())
                 continue

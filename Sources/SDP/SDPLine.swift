@@ -49,11 +49,16 @@ public struct SDPLine: Equatable, Sendable {
 public enum SDPError: Error, Equatable, CustomStringConvertible {
     /// Line `number` (`line`) is not of the form the RFC requires; `expected` says which.
     case malformedLine(number: Int, line: String, expected: String)
+    /// The description is larger than ``SDPLimits`` allow: `what` (bytes, m-sections)
+    /// came to `actual`, more than `limit`.
+    case limitExceeded(what: String, limit: Int, actual: Int)
 
     public var description: String {
         switch self {
         case let .malformedLine(number, line, expected):
             return "SDP line \(number) \"\(line)\": expected \(expected)"
+        case let .limitExceeded(what, limit, actual):
+            return "SDP refused: \(actual) \(what), more than the \(limit) accepted"
         }
     }
 }

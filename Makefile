@@ -18,7 +18,7 @@ build: bootstrap
 # Two phases on one set of services: every suite in parallel, then the end-to-end media
 # suites (real calls, several processes each encoding and decoding video) one test at
 # a time, so a 2-core machine gives them real-time CPU.
-E2E := PeerAgentTests\.(PeerConnectionTests|CallExitCodeTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)
+E2E := PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|SetupUnderLossTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'
@@ -39,6 +39,7 @@ bench: bootstrap
 	.build/release/peer-bench media 300
 	.build/release/peer-bench loopback 10
 	scripts/services run -- .build/release/peer-bench calls 10
+	scripts/bench-setup-loss --peer .build/release/peer --runs 10 --loss 0,5,15,25
 
 clean:
 	rm -rf .build

@@ -634,7 +634,8 @@ public final class WampSession: @unchecked Sendable {
         let result: Result<T, WampError> = await withCheckedContinuation { continuation in
             let queued = loop.async { [self] in
                 guard joined else {
-                    continuation.resume(returning: .failure(.notJoined(reason: leaving ? "left the session" : "reconnecting")))
+                    let why = leaving ? "left the session" : (finished ? "the session ended" : "reconnecting")
+                    continuation.resume(returning: .failure(.notJoined(reason: why)))
                     return
                 }
                 let id = takeRequestId()

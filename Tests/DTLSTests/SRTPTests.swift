@@ -151,11 +151,10 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
             try rx.unprotect(srtp: first)
         }
         #expect(rx.counters.replayFailures == 1)
-        // Move a window and 100 packets ahead: packet 10 is now older than the window.
+        // A packet a window and 100 packets ahead (the window slides with it): packet 10 is
+        // now older than the window.
         let last = UInt16(10 + SRTPSession.replayWindowPackets + 100)
-        for seq in UInt16(11) ... last {
-            _ = try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: seq, timestamp: 0, payload: payload(Int(seq)))))
-        }
+        _ = try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: last, timestamp: 0, payload: payload(Int(last)))))
         #expect(throws: SRTPError.libsrtp(operation: "srtp_unprotect", status: .replayOld)) {
             try rx.unprotect(srtp: first)
         }
@@ -163,7 +162,7 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
         #expect(c.replayFailures == 1)
         #expect(c.replayOld == 1)
         #expect(c.authFailures == 0)
-        #expect(c.unprotected == Int(last) - 9)
+        #expect(c.unprotected == 2)
     }
 
     /// A packet that never arrived, resent after a NACK 1,500 packets later (over 1 s of
@@ -174,14 +173,14 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
         let (tx, rx) = try sessionPair(profile)
         #expect(SRTPSession.replayWindowPackets >= 1024)
         let lost = try tx.protect(rtp: rtpPacket(sequence: 100, timestamp: 0, payload: payload(100)))
-        for seq in UInt16(101) ... 1600 {
+        for seq in [UInt16(99), 101, 800, 1600] {  // the packets around it arrive; the window moves to 1600
             _ = try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: seq, timestamp: 0, payload: payload(Int(seq)))))
         }
         let resent = try tx.protect(rtp: rtpPacket(sequence: 100, timestamp: 0, payload: payload(100)))
         #expect(resent == lost)
         #expect(try rx.unprotect(srtp: resent) == rtpPacket(sequence: 100, timestamp: 0, payload: payload(100)))
         #expect(throws: SRTPError.libsrtp(operation: "srtp_unprotect", status: .replayFail)) { try rx.unprotect(srtp: resent) }
-        #expect(rx.counters.replayOld == 0 && rx.counters.unprotected == 1501)
+        #expect(rx.counters.replayOld == 0 && rx.counters.unprotected == 5)
     }
 
     /// A NACKed packet is protected again (RFC 4588 plain retransmission): the outbound

@@ -48,16 +48,17 @@ import TestSupport
         let first = session.sessionId
         let topic = uniqueURI("shutdown")
         let subscription = try await session.subscribe(topic)
+        let killedAt = Date()  // the goodbye comes after this, so the wait is measured from no later than it
         try await Self.kill(session, url: url, reason: "wamp.close.system_shutdown", message: "going down")
-        let saidAt = Date()
         let said = await next(session.status, within: 5)
         #expect(said == .goodbye(reason: "wamp.close.system_shutdown", message: "going down", reconnectInMs: 1_500))
         guard case let .reconnected(id)? = await next(session.status, within: 10) else {
             Issue.record("no reconnect after a system shutdown"); return
         }
-        let waited = Date().timeIntervalSince(saidAt)
+        let waited = Date().timeIntervalSince(killedAt)
         print("system_shutdown: reconnected after \(Int(waited * 1000)) ms")
-        #expect(waited >= 1.4, "reconnected after \(waited) s, before the 1.5 s the goodbye announced")
+        // Reconnecting at once (the old behaviour) takes ~50 ms; the announced delay is 1.5 s.
+        #expect(waited >= 1.45, "reconnected after \(waited) s, before the 1.5 s the goodbye announced")
         #expect(id != first && session.sessionId == id)
         let other = try await WampSession.join(.init(url: url))
         _ = try await other.publish(topic, args: ["back"], acknowledge: true)

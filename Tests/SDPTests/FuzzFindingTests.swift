@@ -1,6 +1,34 @@
 import Testing
 @testable import SDP
 
+/// Candidate lines on which the FuzzICE harness's round trip (parse → `sdpValue` → parse)
+/// broke; each is the crashing input, reduced.
+@Suite struct CandidateRoundTripTests {
+    /// "\r\n" is one Character, so a trailing CR LF was not trimmed and the type field read
+    /// "host\r\n": the SDP line form of a candidate was refused.
+    @Test func trailingCRLFIsTrimmed() throws {
+        let bare = try Candidate(parsing: "candidate:1 1 udp 1 1.2.3.4 5 typ host")
+        #expect(try Candidate(parsing: "a=candidate:1 1 udp 1 1.2.3.4 5 typ host\r\n") == bare)
+        #expect(try Candidate(parsing: "candidate:1 1 udp 1 1.2.3.4 5 typ host \n") == bare)
+    }
+
+    /// An extension value ending in CR was kept in the middle of the line, then moved to its
+    /// end by `sdpValue` (raddr is written first) and trimmed off there ("bar\r" → "bar").
+    @Test func lineBreakInsideIsRefused() {
+        #expect(throws: CandidateError(field: "candidate", value: "bar\r", expected: "no CR or LF inside the line")) {
+            try Candidate(parsing: "candidate:1 1 udp 1 1.2.3.4 5 typ host foo bar\r raddr 1.2.3.4")
+        }
+    }
+
+    /// A raddr value ending in a prepended mark (U+0600) was the last field; written before
+    /// the extensions, Character splitting joined it with the space and the next field.
+    @Test func fieldsAreCutAtEverySpace() throws {
+        let c = try Candidate(parsing: "candidate:1 1 udp 1 1.2.3.4 5 typ host foo bar raddr 1.2.3.4\u{0600}")
+        #expect(c.relatedAddress == "1.2.3.4\u{0600}")
+        #expect(try Candidate(parsing: c.sdpValue) == c)
+    }
+}
+
 /// `SDPLine.newlineSeparated` (the UTF-8 scan behind `SDPLine.split`, which made the SDP
 /// fuzz target twice as fast) cuts exactly where the Character split it replaced did.
 @Suite struct LineSplitEquivalenceTests {

@@ -27,6 +27,7 @@ private func expected(_ datagram: ArraySlice<UInt8>) -> DatagramKind {
     }
 }
 
+/// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let bytes = Array(UnsafeBufferPointer(start: data, count: size))

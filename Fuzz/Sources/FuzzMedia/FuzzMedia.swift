@@ -18,6 +18,7 @@ private let path: String = {
 /// Frames pulled from a looping source: enough to go round a small file twice.
 private let loopPulls = 64
 
+/// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     var bytes = Array(UnsafeBufferPointer(start: data, count: size))

@@ -6,6 +6,7 @@ import WampClient
 /// The input as text, for the failure messages.
 private func show(_ text: String) -> String { text.debugDescription }
 
+/// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)

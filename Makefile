@@ -3,7 +3,7 @@
 SHELL := /bin/bash
 SWIFT ?= swift
 
-.PHONY: all bootstrap build test demo bench clean
+.PHONY: all bootstrap build test demo bench clean fuzz fuzz-smoke
 
 all: build
 
@@ -22,6 +22,19 @@ E2E := PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExit
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'
+	Fuzz/run smoke $(FUZZ_SMOKE_RUNS)
+
+# Fuzzing (Fuzz/, a package of its own; README "Fuzzing"). `make fuzz` runs every target
+# for FUZZ_SECONDS each, one at a time, and fails if any finds a crash (the input's path
+# is printed: Fuzz/crash-*). `make fuzz-smoke`, the last step of `make test`, runs each
+# target over its seed corpus plus FUZZ_SMOKE_RUNS mutated inputs.
+FUZZ_SECONDS ?= 60
+FUZZ_SMOKE_RUNS ?= 2000
+fuzz: bootstrap
+	Fuzz/run all $(FUZZ_SECONDS)
+
+fuzz-smoke: bootstrap
+	Fuzz/run smoke $(FUZZ_SMOKE_RUNS)
 
 
 # A real call: router + STUN server started, peer answer and peer offer for 10 s of

@@ -18,6 +18,10 @@ let package = Package(
         .library(name: "PeerAgent", targets: ["PeerAgent"]),
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "RTP", targets: ["RTP"]),
+        .library(name: "ICE", targets: ["ICE"]),
+        .library(name: "WampClient", targets: ["WampClient"]),
+        .library(name: "DTLS", targets: ["DTLS"]),
+        .library(name: "Media", targets: ["Media"]),
     ],
     targets: [
         // C libraries (Debian packages named as providers).

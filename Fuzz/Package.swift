@@ -1,6 +1,7 @@
 // swift-tools-version:5.4
-// libFuzzer target for the SDP parser, kept out of the main package so that
-// `swift build` and `make test` in /work/main are unaffected. Build and run with
+// libFuzzer targets for the parsers of outside data (SDP, RTP/RTCP, WAMP, signaling
+// payloads, media files, ICE URLs and candidates, the RFC 7983 demultiplexer), kept
+// out of the main package so that `swift build` there is unaffected. Build and run with
 // ./run (see the comments there); needs a toolchain with -sanitize=fuzzer (Linux).
 //
 // Tools version 5.4 on purpose: from 5.5 on, SwiftPM links executables with
@@ -24,6 +25,31 @@ let package = Package(
         .executableTarget(
             name: "FuzzRTP",
             dependencies: [.product(name: "RTP", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzWAMP",
+            dependencies: [.product(name: "WampClient", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzSignaling",
+            dependencies: [.product(name: "PeerAgent", package: "peer"), .product(name: "WampClient", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzMedia",
+            dependencies: [.product(name: "Media", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzICE",
+            dependencies: [.product(name: "ICE", package: "peer"), .product(name: "SDP", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzDemux",
+            dependencies: [.product(name: "DTLS", package: "peer")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
         ),
     ]

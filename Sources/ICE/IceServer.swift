@@ -63,7 +63,10 @@ public struct IceServer: Equatable, Sendable, CustomStringConvertible {
             portText = host[host.index(after: c)...]
             host = host[..<c]
         }
-        guard !host.isEmpty, !host.contains(" "), !host.contains("/") else { throw IceServerError(url: text, expected: "a host name or address") }
+        // Brackets only delimit an IPv6 literal: "[[x]" would name host "[x", written "stun:[x:3478".
+        guard !host.isEmpty, !host.contains(" "), !host.contains("/"), !host.contains("["), !host.contains("]") else {
+            throw IceServerError(url: text, expected: "a host name or address")
+        }
         self.host = String(host)
         if let portText {
             guard let p = UInt16(portText), p > 0 else { throw IceServerError(url: text, expected: "a port 1-65535, not \"\(portText)\"") }

@@ -78,11 +78,19 @@ public struct Candidate: Equatable, Sendable, Codable {
     /// Parses a candidate from `candidate:…`, `a=candidate:…` or the bare value.
     /// - Throws: ``CandidateError`` naming the field that is wrong and its text.
     public init(parsing text: String) throws(CandidateError) {
-        var body = Substring(text)
+        // Cut by Unicode scalars, not Characters: "\r\n" is one Character (so a trailing CR LF
+        // was not trimmed), and a field ending in a prepended mark would join the next field
+        // once ``sdpValue`` reorders them.
+        var body = Substring(text).unicodeScalars
         while let last = body.last, last == "\r" || last == "\n" || last == " " { body = body.dropLast() }
-        if body.hasPrefix("a=") { body = body.dropFirst(2) }
-        if body.hasPrefix("candidate:") { body = body.dropFirst("candidate:".count) }
-        let f = body.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        if body.starts(with: "a=".unicodeScalars) { body = body.dropFirst(2) }
+        if body.starts(with: "candidate:".unicodeScalars) { body = body.dropFirst("candidate:".unicodeScalars.count) }
+        let f = body.split(separator: " ", omittingEmptySubsequences: true).map { String(Substring($0)) }
+        // No line break inside (RFC 4566 byte-string): one in a field that ``sdpValue`` moves
+        // to the end would be trimmed off there.
+        if let broken = f.first(where: { $0.unicodeScalars.contains { $0 == "\r" || $0 == "\n" } }) {
+            throw CandidateError(field: "candidate", value: broken, expected: "no CR or LF inside the line")
+        }
         guard f.count >= 8 else { throw CandidateError(field: "candidate", value: text, expected: "at least 8 fields: foundation component transport priority address port typ type") }
         guard !f[0].isEmpty, f[0].count <= 32 else { throw CandidateError(field: "foundation", value: f[0], expected: "1-32 ice-chars") }
         // RFC 8839 §5.1: foundation is 1*32ice-char; longer ones (seen from no stack) are refused.

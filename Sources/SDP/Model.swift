@@ -351,7 +351,25 @@ public struct MediaDescription: Equatable, Sendable, Codable {
     }
 
     /// True for RTP profiles (`RTP/AVP`, `UDP/TLS/RTP/SAVPF` …): formats are payload types.
-    public var isRTP: Bool { proto.uppercased().contains("RTP/") }
+    public var isRTP: Bool {
+        // ASCII protos (all real ones) without allocating: "RTP/" in any letter case.
+        let p = proto.utf8
+        if p.allSatisfy({ $0 < 0x80 }) {
+            let pattern: [UInt8] = [0x52, 0x54, 0x50, 0x2F]  // "RTP/"
+            var matched = 0
+            for b in p {
+                let upper = b >= 0x61 && b <= 0x7A ? b - 0x20 : b
+                if upper == pattern[matched] {
+                    matched += 1
+                    if matched == pattern.count { return true }
+                } else {
+                    matched = upper == pattern[0] ? 1 : 0
+                }
+            }
+            return false
+        }
+        return proto.uppercased().contains("RTP/")
+    }
 
     /// True when the section was rejected (port 0) or is bundled-only with port 0 (RFC 8843 §7.1.3).
     public var isRejected: Bool { port == 0 && !otherAttributes.contains { $0.name == "bundle-only" } }

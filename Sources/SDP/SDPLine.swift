@@ -12,7 +12,8 @@ public struct SDPLine: Equatable, Sendable {
     /// `rtcp-mux` in `a=rtcp-mux`); nil for other types.
     public var attributeName: Substring? {
         guard type == "a" else { return nil }
-        return value.split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false).first
+        guard let colon = value.firstIndex(of: ":") else { return value[...] }
+        return value[..<colon]
     }
 
     /// For an `a=name:value` line, the part after the first colon; nil when there is none.
@@ -28,9 +29,9 @@ public struct SDPLine: Equatable, Sendable {
     public static func split(_ text: String) throws(SDPError) -> [SDPLine] {
         var lines: [SDPLine] = []
         var number = 0
-        for raw in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+        for raw in newlineSeparated(text) {
             number += 1
-            var line = Substring(raw)
+            var line = raw
             while let last = line.last, last == "\r" || last == " " || last == "\t" { line = line.dropLast() }
             if line.isEmpty { continue }
             let chars = Array(line.prefix(2))
@@ -41,6 +42,55 @@ public struct SDPLine: Equatable, Sendable {
             lines.append(SDPLine(type: type, value: String(line.dropFirst(2)), number: number))
         }
         return lines
+    }
+
+    /// `text` cut at every `Character.isNewline` character, empty pieces kept: the same
+    /// pieces as `text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline)`,
+    /// found in the UTF-8 without grapheme breaking. The newlines are LF, VT, FF, CR (CR LF
+    /// is one), U+0085, U+2028 and U+2029; each is a grapheme of its own (or CR LF), so
+    /// cutting at them cuts at Character boundaries. In valid UTF-8 the bytes C2 85 and
+    /// E2 80 A8/A9 can only be those scalars.
+    static func newlineSeparated(_ text: String) -> [Substring] {
+        let ends = text.utf8.withContiguousStorageIfAvailable(lineEnds) ?? Array(text.utf8).withUnsafeBufferPointer(lineEnds)
+        let utf8 = text.utf8
+        var pieces: [Substring] = []
+        pieces.reserveCapacity(ends.count + 1)
+        var start = utf8.startIndex
+        var startOffset = 0
+        for (from, to) in ends {
+            let cut = utf8.index(start, offsetBy: from - startOffset)
+            pieces.append(text[start..<cut])
+            start = utf8.index(cut, offsetBy: to - from)
+            startOffset = to
+        }
+        pieces.append(text[start..<utf8.endIndex])
+        return pieces
+    }
+
+    /// The byte ranges (start, end) of the newlines in valid UTF-8 `bytes`, CR LF as one
+    /// (see ``newlineSeparated(_:)``).
+    private static func lineEnds(_ bytes: UnsafeBufferPointer<UInt8>) -> [(Int, Int)] {
+        var ends: [(Int, Int)] = []
+        let n = bytes.count
+        var i = 0
+        while i < n {
+            let b = bytes[i]
+            var length = 0
+            if b <= 0x0D {
+                if b >= 0x0A { length = b == 0x0D && i + 1 < n && bytes[i + 1] == 0x0A ? 2 : 1 }
+            } else if b == 0xC2 {
+                if i + 1 < n, bytes[i + 1] == 0x85 { length = 2 }
+            } else if b == 0xE2 {
+                if i + 2 < n, bytes[i + 1] == 0x80, bytes[i + 2] == 0xA8 || bytes[i + 2] == 0xA9 { length = 3 }
+            }
+            if length > 0 {
+                ends.append((i, i + length))
+                i += length
+            } else {
+                i += 1
+            }
+        }
+        return ends
     }
 }
 

@@ -1,0 +1,44 @@
+// libFuzzer target for PeerAgent's signaling payloads (Signaling.description(from:) and
+// Signaling.candidate(from:), shared/PROTOCOL.md), fed the JSON value decoded from the
+// input, its array elements, and the input itself as a JSON string. A crash here IS the
+// finding: each check traps with fatalError naming the property that broke.
+import PeerAgent
+import WampClient
+
+/// Checks one WAMP argument: what reads as a description or a candidate is written back
+/// (in every wire form) to a value that reads as the same description or candidate.
+private func check(_ value: JSONValue) {
+    if let d = try? Signaling.description(from: value) {
+        guard !d.sdp.isEmpty else { fatalError("description with an empty sdp from \(value.serialized.debugDescription)") }
+        for asString in [false, true] {
+            let wire = Signaling.value(d, asString: asString)
+            guard let back = try? Signaling.description(from: wire), back == d else {
+                fatalError("description round trip (asString \(asString)) broke: \(value.serialized.debugDescription) -> \(wire.serialized.debugDescription)")
+            }
+        }
+    }
+    if let c = try? Signaling.candidate(from: value) {
+        let wire = Signaling.value(c)
+        guard case .string = wire else { fatalError("candidate written as \(wire.serialized), not a JSON string") }
+        guard let back = try? Signaling.candidate(from: wire), back == c else {
+            fatalError("candidate round trip broke: \(value.serialized.debugDescription) -> \(wire.serialized.debugDescription)")
+        }
+    }
+}
+
+/// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    let text = String(decoding: UnsafeBufferPointer(start: data, count: size), as: UTF8.self)
+    // The input as a payload published as a JSON string.
+    check(.string(text))
+    // The input as the JSON of a payload, or of the whole args list (legacy: [description],
+    // room: [fromUser, descriptionString]).
+    if let value = try? JSONValue(parsing: text) {
+        check(value)
+        if case .array(let args) = value {
+            for arg in args.prefix(4) { check(arg) }
+        }
+    }
+    return 0
+}

@@ -91,10 +91,12 @@ public final class DTLSTransport: @unchecked Sendable {
     public let srtpProfiles: [SRTPProfile]
     /// The path MTU in bytes the handshake records are cut to (1200).
     public static let mtu = 1200
-    /// The first handshake retransmission timeout, µs (100 ms; doubled after each
-    /// timeout up to ``maximumRetransmissionUs``, RFC 6347 §4.2.4.1).
+    /// The first handshake retransmission timeout, µs (100 ms, as browsers use, where
+    /// RFC 6347 §4.2.4.1 suggests 1 s; doubled after each timeout up to
+    /// ``maximumRetransmissionUs``).
     public static let initialRetransmissionUs: UInt32 = 100_000
-    /// The largest handshake retransmission timeout, µs (3 s).
+    /// The largest handshake retransmission timeout, µs (3 s; RFC 6347 suggests 60 s,
+    /// longer than our 10 s handshake limit).
     public static let maximumRetransmissionUs: UInt32 = 3_000_000
     /// Label for `SSL_export_keying_material` (RFC 5764 §4.2).
     public static let exporterLabel = "EXTRACTOR-dtls_srtp"
@@ -192,9 +194,11 @@ public final class DTLSTransport: @unchecked Sendable {
         SSL_ctrl(ssl, SSL_CTRL_SET_MTU, Self.mtu, nil)  // SSL_set_mtu
         SSL_ctrl(ssl, DTLS_CTRL_SET_LINK_MTU, Self.mtu, nil)  // DTLS_set_link_mtu
         // Retransmission as browsers do it: a lost flight is sent again after 100 ms, then
-        // 200, 400 … ms, at most 3 s apart (OpenSSL's own timer starts at 1 s, so one lost
-        // datagram cost a second of set-up; RFC 6347 §4.2.4.1 leaves the initial value to
-        // the implementation). OpenSSL passes the previous value, 0 for the first.
+        // 200, 400 … ms, at most 3 s apart. A deliberate deviation from RFC 6347 §4.2.4.1,
+        // which says the first timeout SHOULD be 1 s and the backoff go up to 60 s: that
+        // made one lost datagram cost a second of set-up, and our handshake gives up after
+        // 10 s anyway (the 3 s cap leaves about seven retransmissions inside it). OpenSSL
+        // passes the previous value, 0 for the first; we only ever return ≤ 3 s.
         DTLS_set_timer_cb(ssl) { _, previousUs in
             previousUs == 0 ? DTLSTransport.initialRetransmissionUs
                 : min(previousUs * 2, DTLSTransport.maximumRetransmissionUs)

@@ -59,8 +59,9 @@ public enum IceError: Error, Equatable, CustomStringConvertible {
     case badLocalAddress(String)
     /// Gathering could not start (e.g. no usable interface).
     case gatheringFailed(String)
-    /// A remote candidate libnice could not take; `reason` says why (mDNS name that
-    /// does not resolve, a line libnice rejects, …).
+    /// A remote candidate libnice could not take; `reason` says why (a component other
+    /// than 1, a line libnice rejects, a closed agent). Names that do not resolve are
+    /// reported later as ``IceEvent/remoteCandidateDropped(candidate:reason:)``.
     case remoteCandidate(candidate: String, reason: String)
     /// The agent was closed.
     case closed
@@ -364,7 +365,8 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
-    /// Checks for silence twice per timeout while connected and traffic is expected (loop thread).
+    /// Checks for silence every sixth of the timeout (500 ms) while connected and traffic
+    /// is expected, so `disconnected` comes 3–3.5 s after the last datagram (loop thread).
     private func watchInactivity() {
         guard inactivityTimer == 0, expectsTraffic, !isClosed, wasConnected else { return }
         let timeout = configuration.inactivityTimeoutMs

@@ -56,7 +56,7 @@ public enum CallEvent: Sendable {
     /// `connected`, `disconnected` when the path went silent, `failed`, `closed`).
     case connectionState(peer: String, state: String, reason: String?)
     /// A remote candidate from `peer` was dropped (a `.local` name that did not resolve
-    /// in time); the call goes on with the others.
+    /// in time, or one beyond the 100 a connection takes); the call goes on with the others.
     case candidateDropped(peer: String, candidate: String, reason: String)
     /// A remote track was negotiated.
     case track(peer: String, kind: String, mid: String, codec: String)
@@ -149,6 +149,8 @@ public final class Call: @unchecked Sendable {
         var answered = false
         var lastOfferPublish = Date.distantPast
         var established = false
+        /// ICE reached `connected` at least once (it may be `disconnected` now).
+        var iceConnected = false
         var published: Set<String> = []
         /// The ICE ufrags of our own candidates (to recognise them when the router echoes them).
         var localUfrags: Set<String> = []
@@ -623,7 +625,9 @@ public final class Call: @unchecked Sendable {
             onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
         case let .remoteCandidateDropped(candidate, reason):
             onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
-        case let .iceConnectionState(s) where s == .connected:
+        case let .iceConnectionState(s) where s == .connected || s == .completed:
+            guard !link.iceConnected else { return nil }
+            link.iceConnected = true
             onEvent(.milestone("iceConnected", peer: peer))
         case let .dtlsState(s) where s == .connected:
             onEvent(.milestone("dtlsConnected", peer: peer))
@@ -745,7 +749,7 @@ public final class Call: @unchecked Sendable {
                 : (options.role == .answer ? "no offer received" : "no peer connected")
             return (ExitCode.timeout, waiting)
         }
-        if let ice = exchanged.first(where: { [.connected, .completed].contains($0.pc.iceConnectionState) }) {
+        if let ice = exchanged.first(where: { $0.iceConnected }) {
             return (ExitCode.dtls, "offer/answer exchanged, ICE connected, DTLS \(ice.pc.dtlsTransportState.rawValue)")
         }
         let states = Set(exchanged.map { $0.pc.iceConnectionState.rawValue }).sorted().joined(separator: "/")

@@ -94,8 +94,9 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case signalingState(SignalingState)
     /// The first complete remote frame (video) or packet (audio) of a track arrived.
     case firstRemoteFrame(kind: String, mid: String)
-    /// A remote candidate given by name (mDNS `.local`) could not be used: not resolved
-    /// in time or at all; `reason` says which. The connection goes on.
+    /// A remote candidate could not be used: a name (mDNS `.local`) not resolved in time
+    /// or at all, or candidates beyond ``PeerConnection/maximumRemoteCandidates`` in a
+    /// description; `reason` says which. The connection goes on.
     case remoteCandidateDropped(candidate: String, reason: String)
 }
 
@@ -585,13 +586,13 @@ public final class PeerConnection: @unchecked Sendable {
         sendFeedback(transceiver.receiver.requestKeyframe())
     }
 
-    /// True the first time a remote candidate's transport, address, port and type are seen.
     /// The most remote candidates one connection takes (from descriptions and trickle
     /// together; a browser sends a handful). Each becomes a candidate pair that libnice
     /// checks every 20 ms in turn, so thousands would keep the agent busy for minutes.
     public static let maximumRemoteCandidates = 100
 
-    /// Whether `c` is new (true), seen before (false), or one too many
+    /// Whether `c` (by transport, address, port and type) is new (true), seen before
+    /// (false), or one too many
     /// (``PeerConnectionError/invalidCandidate(candidate:reason:)`` naming the limit).
     private func firstSighting(_ c: Candidate) throws -> Bool {
         let key = "\(c.transport.lowercased()) \(c.address) \(c.port) \(c.type.rawValue)"

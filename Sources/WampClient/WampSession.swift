@@ -533,10 +533,10 @@ public final class WampSession: @unchecked Sendable {
             end(text)
             return
         }
-        let attempt = Self.attemptAtLongestDelay(policy)
-        let delay = min(max(policy.delay(attempt: attempt), 0), 3_600_000)
+        let step = Self.attemptAtLongestDelay(policy)
+        let delay = min(max(policy.delay(attempt: step), 0), 3_600_000)
         statusContinuation.yield(.goodbye(reason: reason, message: message, reconnectInMs: delay))
-        scheduleReconnect(attempt: attempt, policy: policy, firstDelayMs: delay)
+        scheduleReconnect(attempt: 0, policy: policy, firstDelayMs: delay, minimumStep: step)
     }
 
     /// The first attempt index whose delay reaches the policy's cap (before jitter).
@@ -572,8 +572,10 @@ public final class WampSession: @unchecked Sendable {
         subscriptions.forEach { $0.continuation.finish() }
     }
 
-    private func scheduleReconnect(attempt: Int, policy: ReconnectPolicy, firstDelayMs: Double? = nil) {
-        let delay = firstDelayMs ?? min(max(policy.delay(attempt: attempt), 0), 3_600_000)
+    /// Reconnect attempt `attempt` (0-based, counted against `maxAttempts`) after
+    /// `firstDelayMs` or the policy's delay for backoff step max(attempt, minimumStep).
+    private func scheduleReconnect(attempt: Int, policy: ReconnectPolicy, firstDelayMs: Double? = nil, minimumStep: Int = 0) {
+        let delay = firstDelayMs ?? min(max(policy.delay(attempt: max(attempt, minimumStep)), 0), 3_600_000)
         loop.after(milliseconds: UInt32(delay)) { [weak self] in
             guard let self, !self.leaving else { return }
             Task { [weak self] in
@@ -587,7 +589,7 @@ public final class WampSession: @unchecked Sendable {
                         if let max = policy.maxAttempts, attempt + 1 >= max {
                             self.end("gave up reconnecting after \(attempt + 1) attempts")
                         } else {
-                            self.scheduleReconnect(attempt: attempt + 1, policy: policy)
+                            self.scheduleReconnect(attempt: attempt + 1, policy: policy, minimumStep: minimumStep)
                         }
                     }
                 }

@@ -201,7 +201,8 @@ private final class FirstLossWire: Sendable {
         print("ClientHello retransmission gaps: \(gaps.map { Int($0) }) ms; datagrams client→server \(times.count), "
               + "server→client \(toClient.sentAt.withLock { $0.count })")
         for (gap, expected) in zip(gaps, [100.0, 200, 400]) {
-            #expect(gap >= expected * 0.9 && gap < expected + 250, "gap \(gap) ms, expected about \(expected) ms")
+            // Well under OpenSSL's default of 1 s for the first; room for a loaded machine.
+            #expect(gap >= expected * 0.9 && gap < expected + 450, "gap \(gap) ms, expected about \(expected) ms")
         }
     }
 

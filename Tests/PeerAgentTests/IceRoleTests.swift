@@ -21,17 +21,23 @@ func markedIceLite(_ sdp: String) -> String {
     }
 
     /// Answering an ICE-lite offer, our full agent takes the controlling role (a lite
-    /// agent never nominates); the offer parses with `iceLite` set.
+    /// agent never nominates): read right after the offer is set, before any check can
+    /// start a role conflict; the offer parses with `iceLite` set.
     @Test func answeringAnIceLiteOfferMakesUsControlling() async throws {
         let pair = try ConnectedPair()
         defer { pair.close() }
-        var sent = ""
-        try pair.negotiate(editOffer: { sent = markedIceLite($0); return sent })
-        #expect(try SessionDescription(parsing: sent).iceLite)
+        let offer = try pair.a.createOffer()
+        try pair.a.setLocalDescription(offer)
+        let lite = markedIceLite(offer.sdp)
+        #expect(try SessionDescription(parsing: lite).iceLite)
+        try pair.b.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: lite))
         #expect(pair.b.iceRole == "controlling")
         #expect(pair.a.iceRole == "controlling")
-        // A is really a full agent: the role conflict (RFC 8445 §7.3.1.1) is resolved and
-        // the call connects.
+        let answer = try pair.b.createAnswer()
+        try pair.b.setLocalDescription(answer)
+        try pair.a.setRemoteDescription(answer)
+        // A is really a full agent: libnice settles the role conflict (RFC 8445 §7.3.1.1)
+        // check by check, and the call connects.
         #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
     }
 

@@ -28,6 +28,9 @@ import TestSupport
                       let report = o["report"] as? [String: Any], let timings = report["timings"] as? [String: Any] else { return nil }
                 return (timings["dtlsConnectedMs"] as? NSNumber)?.doubleValue
             }
+            if times.count != 2 {
+                print("set-up at \(loss) % loss: a call did not connect (exit \(r.status)): \(r.stderr.suffix(600))")
+            }
             result.append(times.count == 2 ? times.max() : nil)
         }
         return result

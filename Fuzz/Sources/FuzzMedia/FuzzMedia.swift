@@ -15,12 +15,19 @@ private let path: String = {
     return "\(dir)/peer-fuzz-media-\(getpid())"
 }()
 
+/// Removes the scratch file when libFuzzer exits (registered on the first input).
+private let removeAtExit: Bool = {
+    atexit { unlink(path) }
+    return true
+}()
+
 /// Frames pulled from a looping source: enough to go round a small file twice.
 private let loopPulls = 64
 
 /// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    _ = removeAtExit
     var bytes = Array(UnsafeBufferPointer(start: data, count: size))
     fixOggChecksums(&bytes)
     writeFile(bytes)

@@ -118,14 +118,21 @@ public final class IceAgent: @unchecked Sendable {
         /// first retransmission at max(500 ms, Ta × pairs in progress) (RFC 8445 §14.3),
         /// so a check whose request or response is lost costs at least 500 ms.
         public var stunInitialTimeoutMs: UInt32 = 100
-        /// Consent freshness (RFC 7675): libnice sends consent checks on the selected
-        /// pair every ~5 s and fails it (state `failed`) 30 s after the last answer.
-        public var consentFreshness = true
+        /// libnice's consent freshness (RFC 7675). Off by default: libnice sends one
+        /// consent check every ~5 s without retransmitting it and fails the pair 10 s
+        /// after the last answer (RFC 7675 says 30 s), so at 25 % loss two lost checks in
+        /// a row end a healthy call (seen in the set-up-under-loss runs). Without it,
+        /// libnice's keepalive checks fail a dead pair after 50 s, and the inactivity
+        /// watch below fails it after ``inactivityFailureMs``.
+        public var consentFreshness = false
         /// While traffic is expected (``IceAgent/setExpectsTraffic(_:)``), a connected
         /// agent that receives no datagram for this long reports `disconnected`, and
-        /// `connected`/`completed` again when datagrams return, ms. (libnice itself only
-        /// notices a dead path when consent expires, 30 s on.)
+        /// `connected`/`completed` again when datagrams return, ms.
         public var inactivityTimeoutMs: UInt32 = 3_000
+        /// While traffic is expected, no datagram for this long makes the agent `failed`,
+        /// ms (30 s: RFC 7675's consent lifetime). Media toward us arrives every 20 ms,
+        /// so loss alone never comes near it.
+        public var inactivityFailureMs: UInt32 = 30_000
         /// A remote candidate whose name has not resolved this long after it was added
         /// is dropped (``IceEvent/remoteCandidateDropped(candidate:reason:)``), ms.
         public var nameResolutionTimeoutMs: UInt32 = 2_000
@@ -368,13 +375,18 @@ public final class IceAgent: @unchecked Sendable {
     /// Checks for silence every sixth of the timeout (500 ms) while connected and traffic
     /// is expected, so `disconnected` comes 3–3.5 s after the last datagram (loop thread).
     private func watchInactivity() {
-        guard inactivityTimer == 0, expectsTraffic, !isClosed, wasConnected else { return }
+        guard inactivityTimer == 0, expectsTraffic, !isClosed, wasConnected, _state != .failed else { return }
         let timeout = configuration.inactivityTimeoutMs
         inactivityTimer = loop.after(milliseconds: max(50, timeout / 6)) { [weak self] in
             guard let self else { return }
             self.inactivityTimer = 0
             guard !self.isClosed, self.expectsTraffic else { return }
             let silentMs = (g_get_monotonic_time() - self.lastReceiveUs) / 1000
+            if silentMs >= gint64(self.configuration.inactivityFailureMs), self._state == .disconnected {
+                self.stateBeforeInactivity = nil
+                self.transition(to: .failed)
+                return
+            }
             if silentMs >= gint64(timeout), self._state == .connected || self._state == .completed {
                 self.stateBeforeInactivity = self._state
                 self.transition(to: .disconnected)

@@ -2,6 +2,7 @@ import DTLS
 import Foundation
 import ICE
 import SDP
+import Synchronization
 import WampClient
 
 /// The state of a call (what `peer offer|answer|room` reports).
@@ -129,6 +130,13 @@ public final class Call: @unchecked Sendable {
     private let feed: AsyncStream<Input>.Continuation
     /// Set by ``hangUp(interrupted:)`` from any thread, for the waits before the main loop.
     private let hangUpRequested = HangUpFlag()
+    /// Router events queued for the run task but not yet handled, and those dropped because
+    /// ``maximumQueuedMessages`` were waiting: a router flooding our topics (10,000 events
+    /// a second) cannot grow memory without bound. Connection events are never dropped.
+    private let queuedMessages = Atomic<Int>(0)
+    private let droppedMessages = Atomic<Int>(0)
+    /// Router events waiting at most; more are dropped and counted (a `signalingError`).
+    public static let maximumQueuedMessages = 1_000
 
     private enum Input: Sendable {
         case message(topic: String, event: WampEvent)
@@ -234,8 +242,15 @@ public final class Call: @unchecked Sendable {
         do {
             for topic in topics() {
                 let subscription = try await joined.subscribe(topic)
-                subscriptionTasks.append(Task { [feed] in
-                    for await event in subscription { feed.yield(.message(topic: topic, event: event)) }
+                subscriptionTasks.append(Task { [feed, self] in
+                    for await event in subscription {
+                        guard queuedMessages.add(1, ordering: .relaxed).newValue <= Self.maximumQueuedMessages else {
+                            queuedMessages.subtract(1, ordering: .relaxed)
+                            droppedMessages.add(1, ordering: .relaxed)
+                            continue
+                        }
+                        feed.yield(.message(topic: topic, event: event))
+                    }
                 })
             }
         } catch {
@@ -289,6 +304,7 @@ public final class Call: @unchecked Sendable {
     private func handle(_ input: Input) async -> CallResult? {
         switch input {
         case let .message(topic, event):
+            queuedMessages.subtract(1, ordering: .relaxed)
             return await message(topic: topic, event: event)
         case let .connection(peer, event):
             return await connectionEvent(peer: peer, event: event)
@@ -313,6 +329,11 @@ public final class Call: @unchecked Sendable {
 
     private func tick() async -> CallResult? {
         let now = Date()
+        let dropped = droppedMessages.exchange(0, ordering: .relaxed)
+        if dropped > 0 {
+            onEvent(.signalingError(topic: "\(options.prefix).*", reason: "\(dropped) router events dropped: more than "
+                                    + "\(Self.maximumQueuedMessages) were waiting (a flood on the call's topics)"))
+        }
         if let since = establishedAt, now.timeIntervalSince(since) >= options.durationSeconds {
             return await end(code: nil, state: .finished, reason: nil)
         }

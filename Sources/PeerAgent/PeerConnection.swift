@@ -853,7 +853,7 @@ public final class PeerConnection: @unchecked Sendable {
         if next == .failed {
             let reason = iceState == .failed
                 ? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked within \(configuration.iceCheckingTimeoutMs) ms"
-                    : "ICE failed: the path to the peer stopped working (no consent, RFC 7675: the peer is gone or unreachable)")
+                    : "ICE failed: the path to the peer stopped working (nothing received for 30 s, or keepalive checks unanswered: the peer is gone or unreachable)")
                 : "DTLS failed: \(transport?.error.map { "\($0)" } ?? "handshake failed")"
             return failLocked(reason)
         }

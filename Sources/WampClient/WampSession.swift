@@ -58,8 +58,12 @@ public struct WampConfiguration: Sendable {
     public var requestTimeoutMs: UInt32 = 10_000
     /// Reconnect after the transport drops; nil: do not.
     public var reconnect: ReconnectPolicy? = ReconnectPolicy()
-    /// Largest incoming message, bytes.
-    public var maxMessageBytes: UInt64 = 16 << 20
+    /// Largest incoming message, bytes (default 1 MiB: signaling messages are a few KiB
+    /// and an SDP is at most 256 KiB). libsoup refuses a larger one from its frame header
+    /// and closes the WebSocket (1009, RFC 6455 §7.4.1), reported as
+    /// ``WampStatus/disconnected(reason:)``; the session reconnects. So no more than this
+    /// is ever buffered per message.
+    public var maxMessageBytes: UInt64 = 1 << 20
     /// WebSocket keep-alive ping interval, seconds.
     public var keepaliveSeconds: UInt32 = 20
 

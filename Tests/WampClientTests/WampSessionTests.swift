@@ -245,6 +245,24 @@ final class HostileServer: @unchecked Sendable {
     }
 }
 
+@Suite struct OversizedMessageTests {
+    /// A router that sends a 16 MiB EVENT after WELCOME: with the default limit (1 MiB)
+    /// libsoup refuses it from the frame header, before the payload is read, closes the
+    /// WebSocket (1009, message too big), and the session says why.
+    @Test func aSixteenMegabyteMessageIsRefusedFromItsHeader() async throws {
+        let server = try HostileServer()
+        var config = WampConfiguration(url: server.url("welcome-then-16mb"))
+        #expect(config.maxMessageBytes == 1 << 20)
+        config.reconnect = nil
+        let session = try await WampSession.join(config)
+        let status = await next(session.status, within: 10)
+        guard case .disconnected(let reason)? = status else { Issue.record("\(String(describing: status))"); return }
+        print("16 MiB message: \(reason)")
+        #expect(reason.contains("larger than configured max-incoming-payload-size"), "\(reason)")
+        await session.leave()
+    }
+}
+
 @Suite struct SecureWebSocketTests {
     @Test func wssWithThePrivateCAJoins() async throws {
         let s = try await TestServices.shared()

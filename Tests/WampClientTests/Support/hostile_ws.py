@@ -8,6 +8,7 @@ request path, misbehaves right after the client's first message (its HELLO):
   /arity         sends WELCOME with a missing element: [2, 1]
   /negative-id   sends WELCOME with session id -5
   /huge          sends a 2 MiB text message (the client's limit is lower)
+  /welcome-then-16mb  sends a valid WELCOME, then a 16 MiB EVENT (over the default limit)
   /midhandshake  closes the TCP connection in the middle of the HTTP upgrade
   /binary        sends a binary frame
   /nosubprotocol completes the upgrade without choosing a subprotocol
@@ -79,6 +80,9 @@ def serve(conn):
             conn.sendall(frame(b'"' + b"x" * (2 << 20) + b'"'))
         elif path == "/binary":
             conn.sendall(frame(b"\x01\x02", opcode=2))
+        elif path == "/welcome-then-16mb":
+            conn.sendall(frame(b'[2, 1234, {"roles": {"broker": {}}}]'))
+            conn.sendall(frame(b'[36, 1, 2, {}, ["' + b"x" * (16 << 20) + b'"]]'))
         elif path == "/welcome-then-garbage":
             conn.sendall(frame(b'[2, 1234, {"roles": {"broker": {}}}]'))
             conn.sendall(frame(b"[99, 1]"))

@@ -1,6 +1,7 @@
 // Exit codes that never lie: a call that never reached `established` never exits 0, and
 // a peer that was to send video must deliver at least one frame by default.
 import Foundation
+import Media
 import Testing
 import TestSupport
 
@@ -42,7 +43,9 @@ import TestSupport
             let services = try await TestServices.shared()
             let h = CallHarness("noframes\(turnedOff ? "-off" : "")")
             let empty = h.dir + "/empty.ivf"
-            try Data(emptyIVF(width: 160, height: 120)).write(to: URL(fileURLWithPath: empty))
+            // An IVF file header (VP80, 30/1 time base) with no frame after it.
+            let header = IVFHeader(width: 160, height: 120, timeBaseRate: 30, timeBaseScale: 1, frameCount: 0)
+            try Data(header.bytes).write(to: URL(fileURLWithPath: empty))
             let args = try CallHarness.common(services, duration: 2, timeout: 20)
             async let answerer = h.run("answerer", "answer", args + (turnedOff ? ["--min-frames", "0"] : []))
             #expect(await h.waitForState("answerer", "ringing"), "answerer never subscribed: \(h.liveEvents("answerer"))")
@@ -64,12 +67,4 @@ import TestSupport
             h.remove()
         }
     }
-}
-
-/// An IVF file header (32 bytes, VP80, 30/1 time base) with no frames after it.
-func emptyIVF(width: Int, height: Int) -> [UInt8] {
-    func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-    func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16(v >> 16 & 0xFFFF) }
-    return Array("DKIF".utf8) + le16(0) + le16(32) + Array("VP80".utf8) + le16(width) + le16(height)
-        + le32(30) + le32(1) + le32(0) + le32(0)
 }

@@ -18,7 +18,10 @@ build: bootstrap
 # Two phases on one set of services: every suite in parallel, then the end-to-end media
 # suites (real calls, several processes each encoding and decoding video) one test at
 # a time, so a 2-core machine gives them real-time CPU.
-E2E := PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|SetupUnderLossTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)
+# ICETests.IceAgentTests counts 1,000 datagrams each way on the shared GLib loop: a loop
+# thread starved by the parallel phase lets the socket buffer overflow (issue 14 moves the
+# remaining waits off the loop), so it runs in the serial phase too.
+E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|SetupUnderLossTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)|ICETests\.IceAgentTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'

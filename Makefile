@@ -18,10 +18,11 @@ build: bootstrap
 # Two phases on one set of services: every suite in parallel, then the end-to-end media
 # suites (real calls, several processes each encoding and decoding video) one test at
 # a time, so a 2-core machine gives them real-time CPU.
-# ICETests.IceAgentTests counts 1,000 datagrams each way on the shared GLib loop: a loop
-# thread starved by the parallel phase lets the socket buffer overflow (issue 14 moves the
-# remaining waits off the loop), so it runs in the serial phase too.
-E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|SetupUnderLossTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)|ICETests\.IceAgentTests)
+# Two timing-sensitive suites run in the serial phase too: ICETests.IceAgentTests counts
+# 1,000 datagrams each way on the shared GLib loop (a loop thread starved by the parallel
+# phase lets the socket buffer overflow; issue 14 moves the remaining waits off the loop),
+# and MediaTests.MediaPacerTests measures real-time pacing to tens of milliseconds.
+E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|SetupUnderLossTests|PeerConnectionMoreTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallMoreTests|CallRobustnessTests)|ICETests\.IceAgentTests|MediaTests\.MediaPacerTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'

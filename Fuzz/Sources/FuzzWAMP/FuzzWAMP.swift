@@ -15,16 +15,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
     // text is a fixed point (serializing is deterministic).
     let json = try? JSONValue(parsing: text)
     if let json {
-        let again = json.serialized
-        guard let reparsed = try? JSONValue(parsing: again) else {
-            fatalError("JSONValue.serialized does not parse: \(show(again)) from input \(show(text))")
-        }
-        guard reparsed == json else {
-            fatalError("JSONValue round trip changed the value: \(show(again)) -> \(reparsed.serialized) from input \(show(text))")
-        }
-        guard reparsed.serialized == again else {
-            fatalError("JSONValue.serialized is not a fixed point: \(show(again)) -> \(show(reparsed.serialized))")
-        }
+        checkRoundTrip("JSONValue", json, text, serialized: \.serialized) { try? JSONValue(parsing: $0) }
     }
 
     // WAMP: only JSON parses; a message serializes to text that parses to the same message.
@@ -44,17 +35,24 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         fatalError("WampMessage \(message.type.name) does not match its array (\(items.count) elements) in \(show(text))")
     }
     checkURIs(message, text)
-    let again = message.serialized
-    guard let reparsed = try? WampMessage(parsing: again) else {
-        fatalError("WampMessage.serialized does not parse: \(show(again)) from input \(show(text))")
-    }
-    guard reparsed == message else {
-        fatalError("WampMessage round trip changed the message: \(show(again)) -> \(show(reparsed.serialized))")
-    }
-    guard reparsed.serialized == again else {
-        fatalError("WampMessage.serialized is not a fixed point: \(show(again)) -> \(show(reparsed.serialized))")
-    }
+    checkRoundTrip("WampMessage", message, text, serialized: \.serialized) { try? WampMessage(parsing: $0) }
     return 0
+}
+
+/// A parsed `value` serializes to text that parses to the same value, and that text is a
+/// fixed point (serializing is deterministic); traps naming `name` and the input otherwise.
+func checkRoundTrip<T: Equatable>(_ name: String, _ value: T, _ input: String, serialized: (T) -> String,
+                                  parse: (String) -> T?) {
+    let again = serialized(value)
+    guard let reparsed = parse(again) else {
+        fatalError("\(name).serialized does not parse: \(show(again)) from input \(show(input))")
+    }
+    guard reparsed == value else {
+        fatalError("\(name) round trip changed the value: \(show(again)) -> \(show(serialized(reparsed))) from input \(show(input))")
+    }
+    guard serialized(reparsed) == again else {
+        fatalError("\(name).serialized is not a fixed point: \(show(again)) -> \(show(serialized(reparsed)))")
+    }
 }
 
 /// The URIs of a parsed message pass ``isValidWampURI(_:allowEmptyComponents:)``

@@ -340,7 +340,7 @@ public final class Call: @unchecked Sendable {
         // --timeout covers waiting for the offer or answer; once one was exchanged, ICE (5)
         // and DTLS (6) failures bound the rest.
         let exchanged = links.values.contains { $0.answered && !$0.declined }
-        if establishedAt == nil, !exchanged, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
+        if establishedAt == nil, !exchanged, !options.waitsWithoutTimeout, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
             let what = options.role == .offer ? "no answer" : (options.role == .answer ? "no offer" : "no peer connected")
             return await end(code: ExitCode.timeout, state: .failed,
                              reason: "\(what) within --timeout \(formatSeconds(options.timeoutSeconds)) s")

@@ -167,6 +167,9 @@ public struct CallOptions: Sendable {
     public var durationSeconds = 10.0
     /// How long to wait for the router, and then for the offer or answer, seconds.
     public var timeoutSeconds = 30.0
+    /// True: wait for the offer (or the answer) without a limit; `timeoutSeconds` still
+    /// bounds joining the router (`peer answer --repeat forever`).
+    public var waitsWithoutTimeout = false
     /// The call succeeds only when every recorded IVF has at least this many frames.
     /// Nil (the default): 1 for each peer whose video was negotiated to reach us, 0 for
     /// one that sends none; 0 turns the check off.

@@ -4,9 +4,22 @@ import ICE
 import PeerAgent
 import WampClient
 
-/// Parses the options of `peer offer|answer|room` into ``CallOptions``; exits 2 with a
-/// message naming the option and value on bad input.
-func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOptions, json: Bool, statsPath: String?) {
+/// What the command line of `peer offer|answer|room` asks for.
+struct CallCommandLine {
+    /// The call's options.
+    var options: CallOptions
+    /// `--json`: one event per line on stdout.
+    var json = false
+    /// `--stats PATH`: where to write the final statistics.
+    var statsPath: String?
+    /// `--repeat N|forever`: how many calls to take one after another; nil for one call
+    /// without numbering (the default), 0 for `forever`.
+    var repeatCount: Int?
+}
+
+/// Parses the options of `peer offer|answer|room` into a ``CallCommandLine``; exits 2
+/// with a message naming the option and value on bad input.
+func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallCommandLine {
     let env = ProcessInfo.processInfo.environment
     var router = env["PEER_ROUTER"]
     var realm = env["PEER_REALM"] ?? "realm1"
@@ -22,6 +35,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOpt
     var lastPassword: String?
     var json = false
     var statsPath: String?
+    var repeatCount: Int?
     var o = CallOptions(role: role, router: "")
     let name = role.rawValue
     var i = 0
@@ -92,11 +106,22 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOpt
         case "--no-decode": o.decode = false
         case "--json": json = true
         case "--stats": statsPath = value(option)
+        case "--repeat":
+            let text = value(option)
+            if text == "forever" {
+                repeatCount = 0
+            } else {
+                guard let n = Int(text), (1...10_000_000).contains(n) else {
+                    fail("\(name): --repeat \"\(text)\": expected a number of calls in 1…10000000 or forever")
+                }
+                repeatCount = n
+            }
         default: fail("\(name): unknown option \"\(option)\" (try peer --help)")
         }
         i += 1
     }
     if profile == "room" { o.role = .room }
+    if repeatCount != nil, o.role == .room { fail("\(name): --repeat is for offer and answer (a room has no end between calls)") }
     if profile == "legacy", role == .room { fail("room: --profile legacy does not go with the room command (use offer or answer)") }
     guard let router, !router.isEmpty else { fail("\(name): --router URL is required (or set PEER_ROUTER), e.g. --router ws://127.0.0.1:8080/ws") }
     guard router.hasPrefix("ws://") || router.hasPrefix("wss://") else {
@@ -115,7 +140,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> (CallOpt
             fail("\(name): --turn \"\(entry.url)\": \(error)")
         }
     }
-    return (o, json, statsPath)
+    return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount)
 }
 
 private func formatRange(_ r: ClosedRange<Double>) -> String {
@@ -124,14 +149,19 @@ private func formatRange(_ r: ClosedRange<Double>) -> String {
 }
 
 /// One JSON event per line on stdout (`--json`), flushed at once.
-/// Every event carries `t`: milliseconds since the process started (monotonic clock).
+/// Every event carries `t`: milliseconds since the process started (monotonic clock),
+/// and with `--repeat` also `call`: the number of the call it belongs to (from 1).
 final class JSONEvents: @unchecked Sendable {
     private let lock = NSLock()
+    private var call: Int?
+    /// Sets the `call` number added to the events from now on (nil: none).
+    func setCall(_ n: Int?) { lock.withLock { call = n } }
     func emit(_ fields: [String: Any]) {
         var object = fields
         object["t"] = (ProcessInfo.processInfo.systemUptime - processStart) * 1000
-        guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
         lock.withLock {
+            if let call, object["call"] == nil { object["call"] = call }
+            guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
             FileHandle.standardOutput.write(data + Data("\n".utf8))
         }
     }
@@ -157,12 +187,66 @@ func say(_ line: String) {
     FileHandle.standardError.write(Data("peer: \(line)\n".utf8))
 }
 
-/// `peer offer|answer|room`: runs a call and exits with its code.
+/// `peer offer|answer|room`: runs a call (or, with `--repeat`, calls one after another)
+/// and exits with its code.
 func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
     _ = processStart
-    let (options, json, statsPath) = parseCallOptions(role: role, arguments)
+    let line = parseCallOptions(role: role, arguments)
     let out = JSONEvents()
-    let call = Call(options: options) { event in
+    let current = CurrentCall()
+    // SIGINT/SIGTERM hang up: close files properly, then exit 130.
+    signal(SIGINT, SIG_IGN)
+    signal(SIGTERM, SIG_IGN)
+    var handlers: [DispatchSourceSignal] = []
+    for sig in [SIGINT, SIGTERM] {
+        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
+        source.setEventHandler { current.interrupt() }
+        source.resume()
+        handlers.append(source)
+    }
+    let code: Int32
+    if let count = line.repeatCount {
+        code = await runRepeatedCalls(line, count: count, current: current, out: out)
+    } else {
+        let result = await runOneCall(line.options, line, current: current, out: out, statsPath: line.statsPath)
+        if line.json { out.emit(["event": "exit", "code": Int(result.exitCode), "state": result.state.rawValue, "reason": result.reason ?? NSNull()]) }
+        code = result.exitCode
+    }
+    _ = handlers
+    exit(code)
+}
+
+/// Runs one call with `options` to its end, reporting its events (stderr, `--json`) and
+/// writing its statistics to `statsPath` when given.
+func runOneCall(_ options: CallOptions, _ line: CallCommandLine, current: CurrentCall, out: JSONEvents,
+                statsPath: String?) async -> CallResult {
+    let call = Call(options: options, onEvent: eventPrinter(json: line.json, out: out))
+    current.start(call)
+    let result = await call.run()
+    current.end()
+    if let statsPath { writeStats(result, to: statsPath) }
+    return result
+}
+
+/// Writes the final statistics of every peer of `result` to `path` (`--stats`, JSON).
+func writeStats(_ result: CallResult, to path: String) {
+    var peers: [String: Any] = [:]
+    for p in result.peers {
+        peers[p.peer] = ["video": p.videoPath, "audio": p.audioPath, "videoFramesWritten": p.videoFramesWritten,
+                         "audioPacketsWritten": p.audioPacketsWritten,
+                         "report": (try? JSONSerialization.jsonObject(with: Data(p.stats.json.utf8))) ?? NSNull()]
+    }
+    let object: [String: Any] = ["state": result.state.rawValue, "exitCode": Int(result.exitCode),
+                                 "reason": result.reason ?? NSNull(), "peers": peers]
+    if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
+        do { try data.write(to: URL(fileURLWithPath: path)) } catch { say("cannot write --stats \(path): \(error)") }
+    }
+}
+
+/// The handler of a call's events: progress lines on stderr, and with `json` one event
+/// per line through `out`.
+func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void {
+    { event in
         switch event {
         case let .state(s, peer, reason):
             say("\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")")
@@ -208,31 +292,4 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
             }
         }
     }
-    // SIGINT/SIGTERM hang up: close files properly, then exit 130.
-    signal(SIGINT, SIG_IGN)
-    signal(SIGTERM, SIG_IGN)
-    var handlers: [DispatchSourceSignal] = []
-    for sig in [SIGINT, SIGTERM] {
-        let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-        source.setEventHandler { call.hangUp(interrupted: true) }
-        source.resume()
-        handlers.append(source)
-    }
-    let result = await call.run()
-    if let statsPath {
-        var peers: [String: Any] = [:]
-        for p in result.peers {
-            peers[p.peer] = ["video": p.videoPath, "audio": p.audioPath, "videoFramesWritten": p.videoFramesWritten,
-                             "audioPacketsWritten": p.audioPacketsWritten,
-                             "report": (try? JSONSerialization.jsonObject(with: Data(p.stats.json.utf8))) ?? NSNull()]
-        }
-        let object: [String: Any] = ["state": result.state.rawValue, "exitCode": Int(result.exitCode),
-                                     "reason": result.reason ?? NSNull(), "peers": peers]
-        if let data = try? JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]) {
-            do { try data.write(to: URL(fileURLWithPath: statsPath)) } catch { say("cannot write --stats \(statsPath): \(error)") }
-        }
-    }
-    if json { out.emit(["event": "exit", "code": Int(result.exitCode), "state": result.state.rawValue, "reason": result.reason ?? NSNull()]) }
-    _ = handlers
-    exit(result.exitCode)
 }

@@ -74,6 +74,14 @@ let usage = """
                               e.g. peer offer … --json | jq 'select(.event=="frames")'
       --stats PATH            write the final statistics of every peer to PATH (JSON),
                               e.g. --stats call-stats.json
+      --repeat N|forever      offer/answer only: N calls one after another in this process
+                              (forever: until SIGINT/SIGTERM, waiting for each offer without
+                              a limit); every file gets -<call> before its extension
+                              (remote-offerer-1.ivf, stats-1.json); events carry "call";
+                              after each call a callEnded event (code, reason, rssBytes,
+                              openFiles, threads); exit: the first failed call's code, else
+                              0; the run stops early only at exit 3 or 4 (no call can come;
+                              forever retries the router every 2 s), e.g. --repeat 500
     Progress for people goes to stderr. SIGINT/SIGTERM hang up and close the files.
 
     examples:

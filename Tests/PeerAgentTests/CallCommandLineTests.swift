@@ -103,7 +103,7 @@ import WampClient
         #expect(run.status == 0)
         for option in ["--router", "--realm", "--auth", "--profile", "--prefix", "--room", "--user", "--stun", "--turn",
                        "--turn-user", "--turn-password", "--ice-policy", "--trickle", "--vanilla", "--video", "--audio",
-                       "--video-out", "--audio-out", "--bitrate", "--duration", "--timeout", "--min-frames", "--json",
+                       "--video-out", "--audio-out", "--bitrate", "--duration", "--timeout", "--min-frames", "--json", "--repeat",
                        "--stats", "PEER_ROUTER", "PEER_REALM", "PEER_STUN", "peer offer", "peer answer", "peer room",
                        "peer loopback", "peer sdp"] {
             #expect(run.stdout.contains(option), "--help does not mention \(option)")
@@ -125,6 +125,9 @@ import WampClient
             (["offer", "--router", "ws://x/ws", "--ice-policy", "host"], "--ice-policy \"host\""),
             (["offer", "--router", "ws://x/ws", "--turn", "turn:127.0.0.1:3478"], "needs --turn-user and --turn-password"),
             (["offer", "--router", "ws://x/ws", "--bogus"], "unknown option \"--bogus\""),
+            (["answer", "--router", "ws://x/ws", "--repeat", "0"], "--repeat \"0\": expected a number of calls"),
+            (["answer", "--router", "ws://x/ws", "--repeat", "always"], "--repeat \"always\""),
+            (["room", "--router", "ws://x/ws", "--repeat", "3"], "--repeat is for offer and answer"),
         ]
         for (args, message) in cases {
             let run = try await TestServices.run(Self.peer, args, environment: ["PEER_ROUTER": ""])

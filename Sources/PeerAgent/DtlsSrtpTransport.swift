@@ -37,6 +37,12 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     struct TransportCounters: Sendable {
         var bytesSent = 0, bytesReceived = 0, packetsSent = 0, packetsReceived = 0
         var srtpFailures = 0, dropped = 0, sendFailures = 0
+        /// Inbound datagrams (past libnice, which drops those from unknown sources) that
+        /// are neither DTLS nor RTP/RTCP by RFC 7983's first byte: STUN libnice did not
+        /// take, TURN ChannelData, or garbage.
+        var unknownDropped = 0
+        /// The inbound SRTP session's failures by kind (all of them are in `srtpFailures`).
+        var inboundSRTP = SRTPCounters()
     }
 
     /// Creates the transport over `ice`; nothing happens before ``start(role:remoteFingerprints:)``.
@@ -81,7 +87,11 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     /// Why DTLS failed, if it did.
     var error: DTLSError? { dtls.withLock { $0?.error } }
     /// A snapshot of the byte and packet counters.
-    var snapshot: TransportCounters { counters.withLock { $0 } }
+    var snapshot: TransportCounters {
+        var c = counters.withLock { $0 }
+        if let inbound = sessions.withLock({ $0?.inbound }) { c.inboundSRTP = inbound.counters }
+        return c
+    }
     /// The DTLS role, once started.
     var role: DTLSRole? { dtls.withLock { $0?.role } }
 
@@ -112,7 +122,8 @@ final class DtlsSrtpTransport: @unchecked Sendable {
                 counters.withLock { $0.srtpFailures += 1 }
             }
         case .stun, .turnChannel, .unknown:
-            break  // libnice consumed STUN; anything else is not ours
+            // libnice consumed the STUN it could use; anything else is not ours.
+            counters.withLock { $0.unknownDropped += 1 }
         }
     }
 
@@ -139,10 +150,14 @@ final class DtlsSrtpTransport: @unchecked Sendable {
         return sendRaw(srtcp)
     }
 
-    /// Sends close_notify and drops the SRTP keys. Idempotent.
+    /// Sends close_notify and drops the SRTP keys (keeping the inbound session's
+    /// counters for the final stats). Idempotent.
     func close() {
         dtls.withLock { $0 }?.close()
-        sessions.withLock { $0 = nil }
+        if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
+            let final = inbound.counters
+            counters.withLock { $0.inboundSRTP = final }
+        }
     }
 
     @discardableResult

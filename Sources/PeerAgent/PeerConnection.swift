@@ -659,7 +659,9 @@ public final class PeerConnection: @unchecked Sendable {
                 dtlsRole: role.map { $0 == .client ? "client" : "server" }, selectedCandidatePairId: pairId,
                 tlsVersion: dtls == .connected ? "FEFD" : nil, srtpCipher: transport.srtpProfile.map(Self.ianaName),
                 bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
-                srtpFailures: counters?.srtpFailures ?? 0))
+                srtpFailures: counters?.srtpFailures ?? 0, srtpAuthFailures: counters?.inboundSRTP.authFailures ?? 0,
+                srtpReplayDrops: (counters?.inboundSRTP.replayOld ?? 0) + (counters?.inboundSRTP.replayFailures ?? 0),
+                unknownPacketsDropped: counters?.unknownDropped ?? 0, packetsReceived: counters?.packetsReceived ?? 0))
         }
         report.timings = timings
         return report

@@ -218,6 +218,18 @@ public struct TransportStats: Sendable, Encodable, Equatable {
     public var bytesReceived: Int
     /// SRTP/SRTCP packets that failed authentication or replay checks, or could not be protected.
     public var srtpFailures: Int
+    /// Of the received ones, those whose authentication tag did not verify
+    /// (`srtp_err_status_auth_fail`: forged, corrupted, or a wrong key), dropped. Not W3C.
+    public var srtpAuthFailures = 0
+    /// Received SRTP/SRTCP packets dropped as replays: already seen, or older than the
+    /// replay window (RFC 3711 §3.3.2). Not W3C.
+    public var srtpReplayDrops = 0
+    /// Received datagrams from the selected path that are neither DTLS nor RTP/RTCP
+    /// (RFC 7983 §7), dropped. Datagrams from addresses that are not a remote candidate
+    /// never get this far: libnice drops them uncounted. Not W3C.
+    public var unknownPacketsDropped = 0
+    /// Datagrams received on the transport (all kinds).
+    public var packetsReceived = 0
 }
 
 /// `codec`: a negotiated payload format (W3C webrtc-stats §7.2).

@@ -215,6 +215,28 @@ func tagLength(_ profile: SRTPProfile) -> Int { profile == .aes128CmSha1_80 ? 10
         #expect(try rx.unprotect(srtp: protected) == packet)
     }
 
+    /// What a flood of forged packets looks like: RTP headers with SSRCs never seen and
+    /// random bytes for payload and tag. Each fails authentication (counted as such), and
+    /// the real stream goes on.
+    @Test(arguments: SRTPProfile.allCases)
+    func forgedPacketsFromUnknownSSRCsFailAuthentication(profile: SRTPProfile) throws {
+        let (tx, rx) = try sessionPair(profile)
+        #expect(try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: 10, timestamp: 0, payload: payload(1)))).count == 1212)
+        var generator = SystemRandomNumberGenerator()
+        for i in 0..<200 {
+            let forged = rtpPacket(sequence: UInt16(truncatingIfNeeded: 1000 + i), timestamp: UInt32(i) * 3000,
+                                   ssrc: generator.next(), payload: (0..<1188).map { _ in generator.next() })
+            do {
+                _ = try rx.unprotect(srtp: forged)
+                Issue.record("a forged packet was accepted")
+            } catch {
+                #expect(error == .libsrtp(operation: "srtp_unprotect", status: .authFail), "\(error)")
+            }
+        }
+        #expect(rx.counters.authFailures == 200)
+        #expect(try rx.unprotect(srtp: tx.protect(rtp: rtpPacket(sequence: 11, timestamp: 3000, payload: payload(2)))).count == 1212)
+    }
+
     @Test(arguments: SRTPProfile.allCases)
     func wrongKeyFails(profile: SRTPProfile) throws {
         let (key, salt) = keyAndSalt(profile)

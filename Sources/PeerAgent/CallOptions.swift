@@ -165,7 +165,8 @@ public struct CallOptions: Sendable {
     public var decode = true
     /// How long media flows once the call is established, seconds.
     public var durationSeconds = 10.0
-    /// How long to wait for the router, and then for the offer or answer, seconds.
+    /// How long to wait for the router, and then for each step of the set-up (the offer
+    /// or answer, ICE checks, the DTLS handshake), seconds.
     public var timeoutSeconds = 30.0
     /// True: wait for the offer (or the answer) without a limit; `timeoutSeconds` still
     /// bounds joining the router (`peer answer --repeat forever`).

@@ -119,11 +119,14 @@ public struct PeerConnectionConfiguration: Sendable {
     /// Gather TCP candidates too (RFC 6544).
     public var tcpCandidates = true
     /// ICE gives up when no pair answers within this time after checks start, ms
-    /// (state `failed`, reason says so). Default 15 000 ms.
-    public var iceCheckingTimeoutMs: UInt32 = 15_000
-    /// DTLS gives up when the handshake is not done this long after it started, ms
-    /// (state `failed`). Default 10 000 ms.
-    public var dtlsTimeoutMs: UInt32 = 10_000
+    /// (state `failed`, reason says so). Default 30 000 ms; a call sets it to `--timeout`.
+    /// Under heavy loss one side may connect many seconds before the other (see
+    /// ``IceAgent/Configuration/checkRetransmissions``).
+    public var iceCheckingTimeoutMs: UInt32 = 30_000
+    /// DTLS gives up when the handshake is not done this long after it started (when
+    /// this side's ICE connected), ms (state `failed`). Default 30 000 ms; a call sets it
+    /// to `--timeout`. It must cover the other side's ICE connecting later than ours.
+    public var dtlsTimeoutMs: UInt32 = 30_000
     /// Minimum RTCP report interval, ms (RFC 3550 §6.2 reduced minimum; ~1 s).
     public var rtcpMinimumIntervalMs: Double = 1_000
     /// Test hook: drop an incoming datagram when this returns true (loss injection).
@@ -204,8 +207,8 @@ public final class RtpTransceiver: @unchecked Sendable {
 /// event-loop thread, in order. State is behind one lock.
 ///
 /// Failure times: ICE `failed` after ``PeerConnectionConfiguration/iceCheckingTimeoutMs``
-/// (15 s) without a working pair; DTLS `failed` at once on a fingerprint mismatch
-/// (bad_certificate alert) or after ``PeerConnectionConfiguration/dtlsTimeoutMs`` (10 s);
+/// (30 s) without a working pair; DTLS `failed` at once on a fingerprint mismatch
+/// (bad_certificate alert) or after ``PeerConnectionConfiguration/dtlsTimeoutMs`` (30 s);
 /// no common codec fails when the answer is applied.
 public final class PeerConnection: @unchecked Sendable {
     /// The configuration given at init.

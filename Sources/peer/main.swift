@@ -60,8 +60,9 @@ let usage = """
                               e.g. --audio-out in.ogg
       --bitrate KBPS          video bitrate (default 1000), e.g. --bitrate 500
       --duration S            media time once established (default 10), e.g. --duration 30
-      --timeout S             wait at most this long for the router, then for the offer or
-                              answer (default 30), e.g. --timeout 5
+      --timeout S             wait at most this long for the router, then for each step of
+                              the set-up: the offer or answer, ICE, DTLS (default 30),
+                              e.g. --timeout 5
       --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 1
                               for a peer that sends video, 0 for one that sends none;
                               --min-frames 0 turns the check off), e.g. --min-frames 270

@@ -68,14 +68,19 @@ import TestSupport
         #expect(slow <= 3, "\(slow)/20 handshakes took ≥ 1 s")
     }
 
-    /// 25 % loss each way: most calls still set up within --timeout (30 s). Not all: in
-    /// 5–10 % of them the controlled side's pair succeeds while the controlling side's
-    /// checks keep being lost (libnice retries at +0.5, +1.5, +3.5 s), and libnice fails
-    /// the idle controlled side after 5 s (its `idle-timeout`). That is issue 13's open
-    /// point; this asserts what holds today and prints every failure's stderr.
-    @Test func at25PercentLossMostCallsSetUp() async throws {
-        let setups = try await Self.setups(loss: 25, runs: 10, timeout: 30)
-        print("set-up at 25 % loss, ms (DTLS part): \(Self.describe(setups))")
-        #expect(setups.compactMap { $0 }.count >= 7, "\(Self.describe(setups))")
+    /// 25 % loss each way, 20 calls, each within --timeout (30 s). One side's ICE often
+    /// connects seconds before the other's: the controlling side's checks (or the
+    /// controlled side's triggered checks) keep being lost while the other side's pair has
+    /// succeeded. With libnice's defaults (3 retransmissions, the last 3.5 s after the
+    /// first send; a side whose checks are done failing after 5 s idle) about 3 % of calls
+    /// failed so; with 5 retransmissions (to 15.5 s) and --timeout as the idle limit none
+    /// did in 200 runs (README). One failure in 20 is tolerated here so that a 2-core CI
+    /// machine's load does not fail the suite; every failure's stderr is printed.
+    /// CheckRetransmissionTests shows the mechanism deterministically.
+    @Test func at25PercentLossCallsSetUp() async throws {
+        let setups = try await Self.setups(loss: 25, runs: 20, timeout: 30)
+        let slowest = setups.compactMap { $0?.total }.max() ?? 0
+        print("set-up at 25 % loss, ms (DTLS part): \(Self.describe(setups)); slowest \(Int(slowest)) ms")
+        #expect(setups.compactMap { $0 }.count >= 19, "\(Self.describe(setups))")
     }
 }

@@ -115,15 +115,18 @@ public final class IceAgent: @unchecked Sendable {
         /// are done waits before failing, so that a controlled side whose pair succeeded
         /// keeps waiting while the controlling side's checks are still being retried.
         public var checkingTimeoutMs: UInt32 = 30_000
-        /// Retransmissions of a connectivity check (libnice's `stun-max-retransmissions`,
-        /// default 3), set with the remote credentials. libnice sends a check at 0, then
-        /// after 0.5, 1, 2, 4 … s (doubling; the last wait halved), so 5 gives six sends
-        /// and a check that fails at 19.5 s, where 3 gave four sends and 4.5 s: at 25 %
-        /// loss each way a transaction is lost with p ≈ 0.44, all six with p ≈ 0.7 %
-        /// (0.4^4 ≈ 3.7 % before). It also covers gathering requests started after it is
-        /// set (the answerer's), so a STUN server that never answers holds vanilla
-        /// gathering 3.9 s instead of 0.9 s.
-        public var checkRetransmissions: UInt32 = 5
+        /// Sends of one connectivity check, the first included (libnice's
+        /// `stun-max-retransmissions`, default 3), set with the remote credentials.
+        /// libnice waits 500 ms after the first send, doubling, the last wait halved: 6
+        /// sends at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s, the check failing at 19.5 s, where
+        /// libnice's 3 sent at 0, 0.5 and 1.5 s and failed at 2 s. At 25 % loss each way a
+        /// send's request or response is lost with p ≈ 0.44: all 6 with p ≈ 0.7 %, all 3
+        /// with p ≈ 8 %. Nothing retries a failed check unless the peer sends a new check,
+        /// and a peer that is connected sends none, so that is the chance of a side staying
+        /// unconnected while the other is connected. It also covers gathering requests
+        /// started after it is set (the answerer's), so a STUN server that never answers
+        /// holds vanilla gathering 3.9 s instead of 0.4 s (first wait 100 ms, above).
+        public var checkRetransmissions: UInt32 = 6
         /// First retransmission timeout of a STUN request to a STUN/TURN server while
         /// gathering, ms, doubled on each retransmission (RFC 5389 §7.2.1); libnice's
         /// default is 200 ms. Connectivity checks are not affected: libnice fixes their

@@ -15,10 +15,10 @@ import TestSupport
     /// Two agents on 127.0.0.1 (UDP only). Every datagram to the controlling agent's port
     /// is dropped for its first 6 s of checks (an iptables rule on that port), so each of
     /// its checks and each triggered check of the controlled side is lost until then.
-    /// With the defaults (5 retransmissions: sends at 0, 0.5, 1.5, 3.5, 7.5, 15.5 s; the
-    /// controlled side waiting `checkingTimeoutMs` once its checks are done) the send at
-    /// 7.5 s gets through and both connect. With libnice's defaults (3 retransmissions,
-    /// the last at 3.5 s; idle timeout 5 s) both sides fail: their checks are over
+    /// With the defaults (6 sends of a check: at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s; a side
+    /// whose checks are done waiting `checkingTimeoutMs` before failing) the send at
+    /// 7.5 s gets through and both connect. With libnice's defaults (3 sends: 0, 0.5,
+    /// 1.5 s, the check failing at 2 s; 5 s idle) both sides fail: their checks are over
     /// before the outage is.
     @Test(arguments: [true, false])
     func aControllingSideDeafForSixSecondsConnects(withOurDefaults: Bool) async throws {
@@ -61,8 +61,8 @@ import TestSupport
             print("connected \(String(format: "%.1f", connectedAt)) s after checks started (the 6th send is at 7.5 s)")
             #expect(connectedAt > 6 && connectedAt < 10, "connected at \(connectedAt) s")
         } else {
-            // libnice's defaults: the last retransmission was at 3.5 s, the checks were
-            // over at 4.5 s, and 5 s idle later each side fails.
+            // libnice's defaults: the last send was at 1.5 s, the checks were over at
+            // 2 s, and 5 s idle later each side fails.
             #expect(await a.waitState(.failed, 15), "\(a.states)")
             #expect(await b.waitState(.failed, 15), "\(b.states)")
             #expect(!a.states.contains(.connected) && !b.states.contains(.connected))

@@ -69,14 +69,13 @@ import TestSupport
     }
 
     /// 25 % loss each way, 20 calls, each within --timeout (30 s). One side's ICE often
-    /// connects seconds before the other's: the controlling side's checks (or the
-    /// controlled side's triggered checks) keep being lost while the other side's pair has
-    /// succeeded. With libnice's defaults (3 retransmissions, the last 3.5 s after the
-    /// first send; a side whose checks are done failing after 5 s idle) about 3 % of calls
-    /// failed so; with 5 retransmissions (to 15.5 s) and --timeout as the idle limit none
-    /// did in 200 runs (README). One failure in 20 is tolerated here so that a 2-core CI
-    /// machine's load does not fail the suite; every failure's stderr is printed.
-    /// CheckRetransmissionTests shows the mechanism deterministically.
+    /// connects seconds before the other's: the controlled side's nomination arrived but
+    /// the response to it was lost (or the other way round), and the side left behind
+    /// has only its own check's sends to get through, as a connected peer sends no more
+    /// checks. With libnice's defaults (3 sends, the check failing at 2 s; 5 s idle) 5 of
+    /// 130 calls failed so here; with 6 sends (to 15.5 s) and --timeout as the idle limit
+    /// 1 of 100 (README). One failure in 20 is tolerated here; every failure's stderr is
+    /// printed. CheckRetransmissionTests shows the mechanism deterministically.
     @Test func at25PercentLossCallsSetUp() async throws {
         let setups = try await Self.setups(loss: 25, runs: 20, timeout: 30)
         let slowest = setups.compactMap { $0?.total }.max() ?? 0

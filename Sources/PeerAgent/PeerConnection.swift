@@ -120,8 +120,7 @@ public struct PeerConnectionConfiguration: Sendable {
     public var tcpCandidates = true
     /// ICE gives up when no pair answers within this time after checks start, ms
     /// (state `failed`, reason says so). Default 30 000 ms; a call sets it to `--timeout`.
-    /// Under heavy loss one side may connect many seconds before the other (see
-    /// ``IceAgent/Configuration/checkRetransmissions``).
+    /// libnice fails earlier when every pair has failed (``IceAgent/Configuration/idleTimeoutMs``).
     public var iceCheckingTimeoutMs: UInt32 = 30_000
     /// DTLS gives up when the handshake is not done this long after it started (when
     /// this side's ICE connected), ms (state `failed`). Default 30 000 ms; a call sets it

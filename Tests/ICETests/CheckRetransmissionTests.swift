@@ -1,6 +1,6 @@
 // Connectivity-check retransmission under a long outage at set-up (RFC 8445 §14.3):
-// a controlling side that hears nothing for its first 6 s still connects with the
-// defaults, where libnice's own (3 retransmissions, 5 s idle) fail the same call.
+// with 6 sends per check a controlling side that hears nothing for its first 6 s still
+// connects; with libnice's 3 (the default, see checkRetransmissions) the same call fails.
 import Foundation
 import Testing
 import TestSupport
@@ -15,22 +15,20 @@ import TestSupport
     /// Two agents on 127.0.0.1 (UDP only). Every datagram to the controlling agent's port
     /// is dropped for its first 6 s of checks (an iptables rule on that port), so each of
     /// its checks and each triggered check of the controlled side is lost until then.
-    /// With the defaults (6 sends of a check: at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s; a side
-    /// whose checks are done waiting `checkingTimeoutMs` before failing) the send at
-    /// 7.5 s gets through and both connect. With libnice's defaults (3 sends: 0, 0.5,
-    /// 1.5 s, the check failing at 2 s; 5 s idle) both sides fail: their checks are over
-    /// before the outage is.
-    @Test(arguments: [true, false])
-    func aControllingSideDeafForSixSecondsConnects(withOurDefaults: Bool) async throws {
+    /// With 6 sends of a check (at 0, 0.5, 1.5, 3.5, 7.5 and 15.5 s) and a 30 s idle
+    /// limit, the send at 7.5 s gets through and both connect. With libnice's defaults
+    /// (3 sends: 0, 0.5, 1.5 s, the check failing at 2 s; 5 s idle) both sides fail:
+    /// their checks are over before the outage is.
+    @Test(arguments: [6, 3])
+    func aControllingSideDeafForSixSeconds(sends: UInt32) async throws {
+        let connects = sends == 6
         func configuration(controlling: Bool) -> IceAgent.Configuration {
             var c = IceAgent.Configuration(controlling: controlling)
             c.localAddresses = ["127.0.0.1"]
             c.trickle = false
             c.tcp = false
-            if !withOurDefaults {
-                c.checkRetransmissions = 3
-                c.checkingTimeoutMs = 5_000
-            }
+            c.checkRetransmissions = sends
+            c.idleTimeoutMs = connects ? 30_000 : 5_000
             return c
         }
         let a = try Peer(configuration(controlling: true))
@@ -54,7 +52,7 @@ import TestSupport
         #expect(!a.states.contains(.connected), "nothing reached the controlling side, yet it connected")
         #expect(await Self.iptables(["-D"] + rule))
         ruleIn = false
-        if withOurDefaults {
+        if connects {
             #expect(await a.waitState(.connected, 15), "\(a.states)")
             #expect(await b.waitState(.connected, 15), "\(b.states)")
             let connectedAt = a.time(of: .state(.connected)).map { $0.timeIntervalSince(start) } ?? -1

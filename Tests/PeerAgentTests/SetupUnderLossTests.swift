@@ -68,18 +68,17 @@ import TestSupport
         #expect(slow <= 3, "\(slow)/20 handshakes took ≥ 1 s")
     }
 
-    /// 25 % loss each way, 20 calls, each within --timeout (30 s). One side's ICE often
-    /// connects seconds before the other's: the controlled side's nomination arrived but
-    /// the response to it was lost (or the other way round), and the side left behind
-    /// has only its own check's sends to get through, as a connected peer sends no more
-    /// checks. With libnice's defaults (3 sends, the check failing at 2 s; 5 s idle) 5 of
-    /// 130 calls failed so here; with 6 sends (to 15.5 s) and --timeout as the idle limit
-    /// 1 of 100 (README). One failure in 20 is tolerated here; every failure's stderr is
-    /// printed. CheckRetransmissionTests shows the mechanism deterministically.
-    @Test func at25PercentLossCallsSetUp() async throws {
+    /// 25 % loss each way, 20 calls, each within --timeout (30 s). Not all set up: one
+    /// side's ICE often connects seconds before the other's (its nomination arrived, the
+    /// response was lost), and the side left behind has only its own check's three sends
+    /// (0, 0.5, 1.5 s) to get through, as a connected libnice agent sends no more checks.
+    /// 5 of 130 calls failed so here (README; 6 sends per check would rescue most of them
+    /// but slow NAT traversal, see IceAgent.Configuration.checkRetransmissions). This
+    /// asserts what holds today, at most 3 failures in 20, and prints every failure.
+    @Test func at25PercentLossMostCallsSetUp() async throws {
         let setups = try await Self.setups(loss: 25, runs: 20, timeout: 30)
         let slowest = setups.compactMap { $0?.total }.max() ?? 0
         print("set-up at 25 % loss, ms (DTLS part): \(Self.describe(setups)); slowest \(Int(slowest)) ms")
-        #expect(setups.compactMap { $0 }.count >= 19, "\(Self.describe(setups))")
+        #expect(setups.compactMap { $0 }.count >= 17, "\(Self.describe(setups))")
     }
 }

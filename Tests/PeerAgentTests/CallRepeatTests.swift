@@ -9,8 +9,8 @@ import TestSupport
     /// One answerer with `--repeat 4` takes four offerers in turn; the third sends an IVF
     /// without frames, so that call fails `--min-frames` (7) and the run goes on. The run
     /// exits 7 (its first failure), each call's files are numbered and hold what that
-    /// offerer sent, every call ends with a `callEnded` event, and the process holds as
-    /// many open files and threads after the fourth call as after the second.
+    /// offerer sent, every call ends with a `callEnded` event, and the process holds no
+    /// more open files and threads after the fourth call than after the second (±1).
     @Test func anAnswererTakesCallsOneAfterAnother() async throws {
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
@@ -56,8 +56,11 @@ import TestSupport
             print("open files after each call: \(fds), threads: \(threads), RSS: \(ended.compactMap { $0["rssBytes"] as? Int })")
             #expect(fds.count == 4 && threads.count == 4)
             if fds.count == 4, threads.count == 4 {
-                #expect(fds[3] <= fds[1], "open files grew from call 2 to 4: \(fds)")
-                #expect(threads[3] <= threads[1], "threads grew from call 2 to 4: \(threads)")
+                // One descriptor and one pool thread may come and go between calls (seen
+                // over 500 calls: 13–14 open files, 12–13 threads); one per call would be
+                // two more by call 4.
+                #expect(fds[3] <= fds[1] + 1, "open files grew from call 2 to 4: \(fds)")
+                #expect(threads[3] <= threads[1] + 1, "threads grew from call 2 to 4: \(threads)")
             }
             h.remove()
         }

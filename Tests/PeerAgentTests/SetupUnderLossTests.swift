@@ -72,7 +72,7 @@ import TestSupport
     /// side's ICE often connects seconds before the other's (its nomination arrived, the
     /// response was lost), and the side left behind has only its own check's three sends
     /// (0, 0.5, 1.5 s) to get through, as a connected libnice agent sends no more checks.
-    /// 5 of 130 calls failed so here (README; 6 sends per check would rescue most of them
+    /// 8 of 210 calls failed so here (README; 6 sends per check would rescue most of them
     /// but slow NAT traversal, see IceAgent.Configuration.checkRetransmissions). This
     /// asserts what holds today, at most 3 failures in 20, and prints every failure.
     @Test func at25PercentLossMostCallsSetUp() async throws {

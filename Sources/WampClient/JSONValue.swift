@@ -238,14 +238,14 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible,
     ///   `NSDecimalNumber` does not say whether its literal had a fraction, so
     ///   `longIntegers` (from ``JSONTextScan``) lists the long integer literals
     ///   of the text.
+    ///
+    /// The Swift types are tested before the classes: asking whether a Swift `Array`
+    /// or `Dictionary` is an `NSNull` or `NSNumber` makes the runtime bridge it to an
+    /// `NSArray`/`NSDictionary` first (boxing every element), which was most of the
+    /// time of a parse. No value passes two of these tests, so the order does not
+    /// change the result.
     init?(foundation object: Any, longIntegers: Set<Int64>) {
-        if object is NSNull {
-            self = .null
-        } else if let s = object as? String {
-            self = .string(s)
-        } else if let number = object as? NSNumber {
-            self = JSONValue.number(number, longIntegers: longIntegers)
-        } else if let array = object as? [Any] {
+        if let array = object as? [Any] {
             var elements: [JSONValue] = []
             elements.reserveCapacity(array.count)
             for element in array {
@@ -261,6 +261,12 @@ public enum JSONValue: Hashable, Sendable, CustomStringConvertible,
                 members[key] = value
             }
             self = .object(members)
+        } else if let s = object as? String {
+            self = .string(s)
+        } else if object is NSNull {
+            self = .null
+        } else if let number = object as? NSNumber {
+            self = JSONValue.number(number, longIntegers: longIntegers)
         } else {
             return nil
         }

@@ -133,7 +133,7 @@ public struct Fingerprint: Equatable, Sendable, Codable {
     public init(algorithm: String, value: String) { self.algorithm = algorithm.lowercased(); self.value = value.uppercased() }
 
     /// The fingerprint's bytes (32 for sha-256).
-    public var bytes: [UInt8] { value.split(separator: ":").compactMap { UInt8($0, radix: 16) } }
+    public var bytes: [UInt8] { value.fields(UInt8(ascii: ":")).compactMap { UInt8($0, radix: 16) } }
 }
 
 /// `a=setup` role (RFC 4145 §4): who starts the DTLS handshake.
@@ -236,8 +236,8 @@ public struct PayloadFormat: Equatable, Sendable, Codable {
     /// a parameter without `=` maps to "".
     public var parameters: [String: String] {
         var result: [String: String] = [:]
-        for part in (fmtp ?? "").split(separator: ";") {
-            let kv = part.split(separator: "=", maxSplits: 1)
+        for part in (fmtp ?? "").fields(UInt8(ascii: ";")) {
+            let kv = part.fields(UInt8(ascii: "="), maxSplits: 1)
             guard let key = kv.first?.trimmingSpaces, !key.isEmpty else { continue }
             result[key] = kv.count > 1 ? kv[1].trimmingSpaces : ""
         }

@@ -44,8 +44,9 @@ extension SessionDescription {
                     throw .limitExceeded(what: "m-sections", limit: SDPLimits.maximumMediaSections,
                                          actual: lines.count { $0.type == "m" })
                 }
-                sections.append(try MediaDescription(mLine: line))
-                tables.append(PayloadTable())
+                let section = try MediaDescription(mLine: line)
+                sections.append(section)
+                tables.append(PayloadTable(isRTP: section.isRTP))
                 continue
             }
             if let last = sections.indices.last {
@@ -71,7 +72,7 @@ extension SessionDescription {
         case "c": connection = try Connection(line)
         case "b": bandwidths.append(try Bandwidth(line))
         case "t":
-            let f = line.value.split(separator: " ")
+            let f = line.value.fields(UInt8(ascii: " "))
             guard f.count == 2, let start = UInt64(f[0]), let stop = UInt64(f[1]) else {
                 throw line.error("t=<start-time> <stop-time> (two decimal numbers)")
             }
@@ -87,19 +88,18 @@ extension SessionDescription {
     }
 
     private mutating func applySessionAttribute(_ line: SDPLine) throws(SDPError) {
-        let name = String(line.attributeName ?? "")
-        let value = line.attributeValue.map(String.init)
+        let (name, value) = line.attribute
         switch name {
-        case "group": groups.append(try Group(line))
+        case "group": groups.append(try Group(line, value))
         case "extmap-allow-mixed": extmapAllowMixed = true
         case "msid-semantic":
-            let f = (value ?? "").split(separator: " ").map(String.init)
+            let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
             guard let semantic = f.first else { throw line.error("a=msid-semantic:<semantic> [<id>…]") }
             msidSemantic = MsidSemantic(semantic: semantic, identifiers: Array(f.dropFirst()))
         case "ice-lite": iceLite = true
         case "ice-ufrag", "ice-pwd", "ice-options", "fingerprint", "setup":
             try transport.apply(name, value, line)
-        case "extmap": extmaps.append(try Extmap(line))
+        case "extmap": extmaps.append(try Extmap(line, value))
         default: otherAttributes.append(Attribute(name: name, value: value))
         }
     }
@@ -118,9 +118,9 @@ struct TransportAttributes {
         switch name {
         case "ice-ufrag": iceUfrag = try nonEmpty(value, line, "a=ice-ufrag:<ufrag>")
         case "ice-pwd": icePwd = try nonEmpty(value, line, "a=ice-pwd:<pwd>")
-        case "ice-options": iceOptions = (value ?? "").split(separator: " ").map(String.init)
-        case "fingerprint": fingerprints.append(try Fingerprint(line))
-        case "setup": setup = try Setup(line)
+        case "ice-options": iceOptions = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
+        case "fingerprint": fingerprints.append(try Fingerprint(line, value))
+        case "setup": setup = try Setup(line, value)
         default: break
         }
     }
@@ -149,7 +149,7 @@ func nonEmpty(_ value: String?, _ line: SDPLine, _ expected: String) throws(SDPE
 
 extension Origin {
     init(_ line: SDPLine) throws(SDPError) {
-        let f = line.value.split(separator: " ").map(String.init)
+        let f = line.value.fields(UInt8(ascii: " ")).map(String.init)
         guard f.count == 6 else {
             throw line.error("o=<username> <sess-id> <sess-version> <nettype> <addrtype> <address> (6 fields)")
         }
@@ -165,7 +165,7 @@ extension Character {
 
 extension Connection {
     init(_ line: SDPLine) throws(SDPError) {
-        let f = line.value.split(separator: " ").map(String.init)
+        let f = line.value.fields(UInt8(ascii: " ")).map(String.init)
         guard f.count == 3 else { throw line.error("c=<nettype> <addrtype> <connection-address>") }
         self.init(netType: f[0], addressType: f[1], address: f[2])
     }
@@ -173,30 +173,30 @@ extension Connection {
 
 extension Bandwidth {
     init(_ line: SDPLine) throws(SDPError) {
-        let f = line.value.split(separator: ":", maxSplits: 1)
+        let f = line.value.fields(UInt8(ascii: ":"), maxSplits: 1)
         guard f.count == 2, let v = UInt64(f[1]) else { throw line.error("b=<bwtype>:<bandwidth>") }
         self.init(type: String(f[0]), value: v)
     }
 }
 
 extension Group {
-    init(_ line: SDPLine) throws(SDPError) {
-        let f = (line.attributeValue ?? "").split(separator: " ").map(String.init)
+    init(_ line: SDPLine, _ value: String?) throws(SDPError) {
+        let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
         guard let semantics = f.first else { throw line.error("a=group:<semantics> <mid>…") }
         self.init(semantics: semantics, mids: Array(f.dropFirst()))
     }
 }
 
 extension Fingerprint {
-    init(_ line: SDPLine) throws(SDPError) {
-        let f = (line.attributeValue ?? "").split(separator: " ").map(String.init)
+    init(_ line: SDPLine, _ value: String?) throws(SDPError) {
+        let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
         guard f.count == 2 else { throw line.error("a=fingerprint:<hash-function> <hex bytes separated by colons>") }
         let algorithm = f[0].lowercased()
         let known = ["sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64, "md5": 16, "md2": 16]
         guard algorithm.contains(where: \.isLetter), !algorithm.contains(":") else {
             throw line.error("a hash function name (sha-256 …) before the fingerprint value")
         }
-        let bytes = f[1].split(separator: ":", omittingEmptySubsequences: false)
+        let bytes = f[1].fields(UInt8(ascii: ":"), omittingEmpty: false)
         guard bytes.allSatisfy({ $0.count == 2 && UInt8($0, radix: 16) != nil }) else {
             throw line.error("the fingerprint as hex bytes separated by colons")
         }
@@ -208,8 +208,8 @@ extension Fingerprint {
 }
 
 extension Setup {
-    init(_ line: SDPLine) throws(SDPError) {
-        guard let v = line.attributeValue, let s = Setup(rawValue: String(v)) else {
+    init(_ line: SDPLine, _ value: String?) throws(SDPError) {
+        guard let v = value, let s = Setup(rawValue: v) else {
             throw line.error("a=setup:actpass|active|passive|holdconn")
         }
         self = s
@@ -217,10 +217,10 @@ extension Setup {
 }
 
 extension Extmap {
-    init(_ line: SDPLine) throws(SDPError) {
-        let f = (line.attributeValue ?? "").split(separator: " ", maxSplits: 2).map(String.init)
+    init(_ line: SDPLine, _ value: String?) throws(SDPError) {
+        let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 2).map(String.init)
         guard f.count >= 2 else { throw line.error("a=extmap:<id>[/<direction>] <uri> [<attributes>]") }
-        let idDir = f[0].split(separator: "/", maxSplits: 1)
+        let idDir = f[0].fields(UInt8(ascii: "/"), maxSplits: 1)
         guard let first = idDir.first, let id = Int(first), (1...255).contains(id) else {
             throw line.error("an extmap id 1-255, not \"\(f[0])\"")
         }
@@ -236,6 +236,8 @@ extension Extmap {
 /// rtpmap/fmtp/rtcp-fb values of one m-section, gathered in any order and turned
 /// into ``MediaDescription/payloads`` when the section ends.
 struct PayloadTable {
+    /// The section's ``MediaDescription/isRTP`` (its proto does not change while it is read).
+    let isRTP: Bool
     var rtpmaps: [Int: (name: String, clock: Int, channels: Int?)] = [:]
     var fmtps: [Int: String] = [:]
     var feedback: [Int: [String]] = [:]
@@ -243,7 +245,7 @@ struct PayloadTable {
 
     func build(into media: inout MediaDescription) {
         media.rtcpFeedbackAll = wildcardFeedback
-        guard media.isRTP else { return }
+        guard isRTP else { return }
         media.payloads = media.formats.compactMap { Int($0) }.map { pt in
             PayloadFormat(payloadType: pt, name: rtpmaps[pt]?.name, clockRate: rtpmaps[pt]?.clock,
                           channels: rtpmaps[pt]?.channels, fmtp: fmtps[pt], rtcpFeedback: feedback[pt] ?? [])
@@ -254,9 +256,9 @@ struct PayloadTable {
 extension MediaDescription {
     /// Parses `m=<media> <port>[/<count>] <proto> <fmt> …` (RFC 8866 §5.14).
     init(mLine line: SDPLine) throws(SDPError) {
-        let f = line.value.split(separator: " ").map(String.init)
+        let f = line.value.fields(UInt8(ascii: " ")).map(String.init)
         guard f.count >= 3 else { throw line.error("m=<media> <port> <proto> <fmt>…") }
-        let portParts = f[1].split(separator: "/", maxSplits: 1)
+        let portParts = f[1].fields(UInt8(ascii: "/"), maxSplits: 1)
         guard let portText = portParts.first, let port = Int(portText), (0...65535).contains(port) else {
             throw line.error("a port 0-65535, not \"\(f[1])\"")
         }
@@ -300,8 +302,7 @@ extension MediaDescription {
     }
 
     private mutating func applyAttribute(_ line: SDPLine, _ table: inout PayloadTable, _ seenMids: inout Set<String>) throws(SDPError) {
-        let name = String(line.attributeName ?? "")
-        let value = line.attributeValue.map(String.init)
+        let (name, value) = line.attribute
         switch name {
         case "mid":
             let m = try nonEmpty(value, line, "a=mid:<identification-tag>")
@@ -318,12 +319,12 @@ extension MediaDescription {
         case "candidate":
             do { candidates.append(try Candidate(parsing: line.value)) } catch { throw line.error(error.description) }
         case "end-of-candidates": endOfCandidates = true
-        case "extmap": extmaps.append(try Extmap(line))
+        case "extmap": extmaps.append(try Extmap(line, value))
         case "extmap-allow-mixed": extmapAllowMixed = true
-        case "rtpmap" where isRTP:
-            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+        case "rtpmap" where table.isRTP:
+            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 1)
             let pt = try payloadType(f.first, line, "a=rtpmap")
-            let enc = f.count > 1 ? f[1].split(separator: "/") : []
+            let enc = f.count > 1 ? f[1].fields(UInt8(ascii: "/")) : []
             guard enc.count >= 2, let clock = Int(enc[1]), clock > 0 else {
                 throw line.error("a=rtpmap:<payload type> <encoding name>/<clock rate>[/<channels>]")
             }
@@ -333,12 +334,12 @@ extension MediaDescription {
                 channels = c
             }
             table.rtpmaps[pt] = (String(enc[0]), clock, channels)
-        case "fmtp" where isRTP:
-            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+        case "fmtp" where table.isRTP:
+            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 1)
             let pt = try payloadType(f.first, line, "a=fmtp")
             table.fmtps[pt] = f.count > 1 ? String(f[1]) : ""
-        case "rtcp-fb" where isRTP:
-            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+        case "rtcp-fb" where table.isRTP:
+            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 1)
             guard f.count == 2 else { throw line.error("a=rtcp-fb:<payload type|*> <feedback> [<param>]") }
             if f[0] == "*" {
                 table.wildcardFeedback.append(String(f[1]))
@@ -347,13 +348,13 @@ extension MediaDescription {
                 table.feedback[pt, default: []].append(String(f[1]))
             }
         case "ssrc":
-            let f = (value ?? "").split(separator: " ", maxSplits: 1)
+            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 1)
             guard f.count == 2, let ssrc = UInt32(f[0]) else { throw line.error("a=ssrc:<ssrc-id 0-4294967295> <attribute>[:<value>]") }
-            let attr = f[1].split(separator: ":", maxSplits: 1, omittingEmptySubsequences: false)
+            let attr = f[1].fields(UInt8(ascii: ":"), maxSplits: 1, omittingEmpty: false)
             guard let attrName = attr.first, !attrName.isEmpty else { throw line.error("an attribute name after the ssrc id") }
             ssrcs.append(SsrcAttribute(ssrc: ssrc, name: String(attrName), value: attr.count > 1 ? String(attr[1]) : nil))
         case "ssrc-group":
-            let f = (value ?? "").split(separator: " ")
+            let f = (value ?? "").fields(UInt8(ascii: " "))
             guard f.count >= 2 else { throw line.error("a=ssrc-group:<semantics> <ssrc-id>…") }
             var ids: [UInt32] = []
             for t in f.dropFirst() {
@@ -362,7 +363,7 @@ extension MediaDescription {
             }
             ssrcGroups.append(SsrcGroup(semantics: String(f[0]), ssrcs: ids))
         case "msid":
-            let f = (value ?? "").split(separator: " ").map(String.init)
+            let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
             guard f.count == 1 || f.count == 2 else { throw line.error("a=msid:<stream-id> [<track-id>]") }
             msids.append(Msid(streamId: f[0], trackId: f.count > 1 ? f[1] : nil))
         case "sctp-port":
@@ -372,7 +373,7 @@ extension MediaDescription {
             guard let v = value, let n = Int(v), n >= 0 else { throw line.error("a=max-message-size:<bytes>") }
             maxMessageSize = n
         case "rid":
-            let f = (value ?? "").split(separator: " ", maxSplits: 2).map(String.init)
+            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 2).map(String.init)
             guard f.count >= 2, f[1] == "send" || f[1] == "recv" else { throw line.error("a=rid:<id> send|recv [<params>]") }
             rids.append(Rid(id: f[0], direction: f[1], parameters: f.count > 2 ? f[2] : nil))
         case "simulcast": simulcast = value

@@ -85,7 +85,7 @@ public struct Candidate: Equatable, Sendable, Codable {
         while let last = body.last, last == "\r" || last == "\n" || last == " " { body = body.dropLast() }
         if body.starts(with: "a=".unicodeScalars) { body = body.dropFirst(2) }
         if body.starts(with: "candidate:".unicodeScalars) { body = body.dropFirst("candidate:".unicodeScalars.count) }
-        let f = body.split(separator: " ", omittingEmptySubsequences: true).map { String(Substring($0)) }
+        let f = Substring(body).scalarFields(UInt8(ascii: " ")).map(String.init)
         // No line break inside (RFC 4566 byte-string): one in a field that ``sdpValue`` moves
         // to the end would be trimmed off there.
         if let broken = f.first(where: { $0.unicodeScalars.contains { $0 == "\r" || $0 == "\n" } }) {

@@ -69,7 +69,7 @@ extension Substring {
     /// found in the UTF-8.
     func fields(_ separator: UInt8, maxSplits: Int = Int.max, omittingEmpty: Bool = true) -> [Substring] {
         let cuts = utf8.withContiguousStorageIfAvailable {
-            Self.fieldBounds($0, separator, maxSplits: maxSplits, omittingEmpty: omittingEmpty)
+            Self.fieldBounds($0, separator, maxSplits: maxSplits, omittingEmpty: omittingEmpty, characters: true)
         } ?? nil
         guard let cuts else {
             return split(separator: Character(Unicode.Scalar(separator)), maxSplits: maxSplits,
@@ -79,10 +79,24 @@ extension Substring {
         return cuts.map { self[utf8.index(start, offsetBy: $0.0)..<utf8.index(start, offsetBy: $0.1)] }
     }
 
+    /// The same pieces as `unicodeScalars.split(separator: Unicode.Scalar(separator))`
+    /// (empty ones omitted), as Substrings, for an ASCII `separator`, found in the UTF-8
+    /// (where an ASCII byte is always that scalar).
+    func scalarFields(_ separator: UInt8) -> [Substring] {
+        guard let cuts = utf8.withContiguousStorageIfAvailable({
+            Self.fieldBounds($0, separator, maxSplits: Int.max, omittingEmpty: true, characters: false)
+        }) ?? nil else {
+            return unicodeScalars.split(separator: Unicode.Scalar(separator)).map { Substring($0) }
+        }
+        let start = utf8.startIndex
+        return cuts.map { self[utf8.index(start, offsetBy: $0.0)..<utf8.index(start, offsetBy: $0.1)] }
+    }
+
     /// The byte ranges of the pieces `fields` returns, as the standard library's split
-    /// finds them; nil when a separator byte has a non-ASCII neighbour.
+    /// finds them; nil when a separator byte has a non-ASCII neighbour and `characters`
+    /// (splitting Characters, not scalars) is set.
     private static func fieldBounds(_ bytes: UnsafeBufferPointer<UInt8>, _ separator: UInt8,
-                                    maxSplits: Int, omittingEmpty: Bool) -> [(Int, Int)]? {
+                                    maxSplits: Int, omittingEmpty: Bool, characters: Bool) -> [(Int, Int)]? {
         var pieces: [(Int, Int)] = []
         let n = bytes.count
         if maxSplits == 0 || n == 0 {
@@ -92,7 +106,7 @@ extension Substring {
         var start = 0
         var i = firstOffset(of: separator, in: bytes, from: 0)
         while i < n {
-            if hasNonASCIINeighbour(bytes, i) { return nil }
+            if characters && hasNonASCIINeighbour(bytes, i) { return nil }
             let appended = !(omittingEmpty && start == i)
             if appended { pieces.append((start, i)) }
             start = i + 1

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 @testable import SDP
 
-/// The UTF-8 versions of the parser's Character operations (UTF8Scan.swift, the ASCII
+/// The UTF-8 versions of the parser's Character (and scalar) operations (UTF8Scan.swift, the ASCII
 /// lines of `SDPLine.split`, `SDPLine.attributeName`/`attributeValue`) against the
 /// Character operations they replaced, kept here as the reference, on random texts made
 /// of pieces that grapheme breaking treats specially (combining marks, Prepend, ZWJ,
@@ -78,10 +78,12 @@ import Testing
                     let new = s.fields(byte, maxSplits: maxSplits, omittingEmpty: omitting)
                     let old = s.split(separator: character, maxSplits: maxSplits, omittingEmptySubsequences: omitting)
                     #expect(new == old, "\(s.debugDescription) split at \(separator) max \(maxSplits) omitting \(omitting)")
-                    #expect(new.map { $0.startIndex } == old.map { $0.startIndex })
+                    #expect(new.map { Array($0.utf8) } == old.map { Array($0.utf8) })
                 }
             }
             #expect(s.firstIndex(ofASCII: byte) == s.firstIndex(of: character), "\(s.debugDescription) first \(separator)")
+            let scalarSplit = s.unicodeScalars.split(separator: Unicode.Scalar(byte)).map { Substring($0) }
+            #expect(s.scalarFields(byte).map { Array($0.utf8) } == scalarSplit.map { Array($0.utf8) }, "\(s.debugDescription) scalars split at \(separator)")
         }
     }
 

@@ -78,14 +78,7 @@ public struct Candidate: Equatable, Sendable, Codable {
     /// Parses a candidate from `candidate:…`, `a=candidate:…` or the bare value.
     /// - Throws: ``CandidateError`` naming the field that is wrong and its text.
     public init(parsing text: String) throws(CandidateError) {
-        // Cut by Unicode scalars, not Characters: "\r\n" is one Character (so a trailing CR LF
-        // was not trimmed), and a field ending in a prepended mark would join the next field
-        // once ``sdpValue`` reorders them.
-        var body = Substring(text).unicodeScalars
-        while let last = body.last, last == "\r" || last == "\n" || last == " " { body = body.dropLast() }
-        if body.starts(with: "a=".unicodeScalars) { body = body.dropFirst(2) }
-        if body.starts(with: "candidate:".unicodeScalars) { body = body.dropFirst("candidate:".unicodeScalars.count) }
-        let f = Substring(body).scalarFields(UInt8(ascii: " ")).map(String.init)
+        let f = Candidate.fields(text)
         // No line break inside (RFC 4566 byte-string): one in a field that ``sdpValue`` moves
         // to the end would be trimmed off there.
         if let broken = f.first(where: { $0.unicodeScalars.contains { $0 == "\r" || $0 == "\n" } }) {
@@ -135,6 +128,33 @@ public struct Candidate: Equatable, Sendable, Codable {
             default: extensions.append(Extension(name: name, value: value))
             }
             i += 2
+        }
+    }
+
+    /// The fields of a candidate line: trailing CR, LF and spaces trimmed, then `a=` and
+    /// `candidate:` if they start it, cut at spaces (empty fields dropped).
+    ///
+    /// Cut by Unicode scalars, not Characters: "\r\n" is one Character (so a trailing CR LF
+    /// was not trimmed), and a field ending in a prepended mark would join the next field
+    /// once ``sdpValue`` reorders them. Done on the UTF-8, where each ASCII byte is that
+    /// scalar: the same fields as `unicodeScalars` trimming and `split(separator: " ")`.
+    static func fields(_ text: String) -> [String] {
+        var text = text
+        return text.withUTF8 { bytes in
+            var end = bytes.count
+            while end > 0, bytes[end - 1] == 0x0D || bytes[end - 1] == 0x0A || bytes[end - 1] == 0x20 { end -= 1 }
+            var start = 0
+            for prefix in ["a=", "candidate:"] where end - start >= prefix.utf8.count
+                && prefix.utf8.elementsEqual(bytes[start..<start + prefix.utf8.count]) {
+                start += prefix.utf8.count
+            }
+            var fields: [String] = []
+            while start < end {
+                let space = min(firstOffset(of: 0x20, in: bytes, from: start), end)
+                if space > start { fields.append(utf8String(bytes, start, space)) }
+                start = space + 1
+            }
+            return fields
         }
     }
 

@@ -252,7 +252,7 @@ public struct PayloadFormat: Equatable, Sendable, Codable {
     }
 }
 
-extension Substring {
+extension StringProtocol {
     var trimmingSpaces: String {
         String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }

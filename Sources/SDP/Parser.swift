@@ -93,7 +93,7 @@ extension SessionDescription {
         case "group": groups.append(try Group(line, value))
         case "extmap-allow-mixed": extmapAllowMixed = true
         case "msid-semantic":
-            let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
+            let f = (value ?? "").fields(UInt8(ascii: " "))
             guard let semantic = f.first else { throw line.error("a=msid-semantic:<semantic> [<id>…]") }
             msidSemantic = MsidSemantic(semantic: semantic, identifiers: Array(f.dropFirst()))
         case "ice-lite": iceLite = true
@@ -118,7 +118,7 @@ struct TransportAttributes {
         switch name {
         case "ice-ufrag": iceUfrag = try nonEmpty(value, line, "a=ice-ufrag:<ufrag>")
         case "ice-pwd": icePwd = try nonEmpty(value, line, "a=ice-pwd:<pwd>")
-        case "ice-options": iceOptions = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
+        case "ice-options": iceOptions = (value ?? "").fields(UInt8(ascii: " "))
         case "fingerprint": fingerprints.append(try Fingerprint(line, value))
         case "setup": setup = try Setup(line, value)
         default: break
@@ -149,7 +149,7 @@ func nonEmpty(_ value: String?, _ line: SDPLine, _ expected: String) throws(SDPE
 
 extension Origin {
     init(_ line: SDPLine) throws(SDPError) {
-        let f = line.value.fields(UInt8(ascii: " ")).map(String.init)
+        let f = line.value.fields(UInt8(ascii: " "))
         guard f.count == 6 else {
             throw line.error("o=<username> <sess-id> <sess-version> <nettype> <addrtype> <address> (6 fields)")
         }
@@ -165,7 +165,7 @@ extension Character {
 
 extension Connection {
     init(_ line: SDPLine) throws(SDPError) {
-        let f = line.value.fields(UInt8(ascii: " ")).map(String.init)
+        let f = line.value.fields(UInt8(ascii: " "))
         guard f.count == 3 else { throw line.error("c=<nettype> <addrtype> <connection-address>") }
         self.init(netType: f[0], addressType: f[1], address: f[2])
     }
@@ -181,7 +181,7 @@ extension Bandwidth {
 
 extension Group {
     init(_ line: SDPLine, _ value: String?) throws(SDPError) {
-        let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
+        let f = (value ?? "").fields(UInt8(ascii: " "))
         guard let semantics = f.first else { throw line.error("a=group:<semantics> <mid>…") }
         self.init(semantics: semantics, mids: Array(f.dropFirst()))
     }
@@ -189,7 +189,7 @@ extension Group {
 
 extension Fingerprint {
     init(_ line: SDPLine, _ value: String?) throws(SDPError) {
-        let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
+        let f = (value ?? "").fields(UInt8(ascii: " "))
         guard f.count == 2 else { throw line.error("a=fingerprint:<hash-function> <hex bytes separated by colons>") }
         let algorithm = f[0].lowercased()
         let known = ["sha-1": 20, "sha-224": 28, "sha-256": 32, "sha-384": 48, "sha-512": 64, "md5": 16, "md2": 16]
@@ -218,7 +218,7 @@ extension Setup {
 
 extension Extmap {
     init(_ line: SDPLine, _ value: String?) throws(SDPError) {
-        let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 2).map(String.init)
+        let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 2)
         guard f.count >= 2 else { throw line.error("a=extmap:<id>[/<direction>] <uri> [<attributes>]") }
         let idDir = f[0].fields(UInt8(ascii: "/"), maxSplits: 1)
         guard let first = idDir.first, let id = Int(first), (1...255).contains(id) else {
@@ -256,7 +256,7 @@ struct PayloadTable {
 extension MediaDescription {
     /// Parses `m=<media> <port>[/<count>] <proto> <fmt> …` (RFC 8866 §5.14).
     init(mLine line: SDPLine) throws(SDPError) {
-        let f = line.value.fields(UInt8(ascii: " ")).map(String.init)
+        let f = line.value.fields(UInt8(ascii: " "))
         guard f.count >= 3 else { throw line.error("m=<media> <port> <proto> <fmt>…") }
         let portParts = f[1].fields(UInt8(ascii: "/"), maxSplits: 1)
         guard let portText = portParts.first, let port = Int(portText), (0...65535).contains(port) else {
@@ -291,7 +291,7 @@ extension MediaDescription {
         }
     }
 
-    private func payloadType(_ text: Substring?, _ line: SDPLine, _ what: String) throws(SDPError) -> Int {
+    private func payloadType(_ text: String?, _ line: SDPLine, _ what: String) throws(SDPError) -> Int {
         guard let text, let pt = Int(text), (0...127).contains(pt) else {
             throw line.error("a payload type 0-127 in \(what), not \"\(text ?? "")\"")
         }
@@ -363,7 +363,7 @@ extension MediaDescription {
             }
             ssrcGroups.append(SsrcGroup(semantics: String(f[0]), ssrcs: ids))
         case "msid":
-            let f = (value ?? "").fields(UInt8(ascii: " ")).map(String.init)
+            let f = (value ?? "").fields(UInt8(ascii: " "))
             guard f.count == 1 || f.count == 2 else { throw line.error("a=msid:<stream-id> [<track-id>]") }
             msids.append(Msid(streamId: f[0], trackId: f.count > 1 ? f[1] : nil))
         case "sctp-port":
@@ -373,7 +373,7 @@ extension MediaDescription {
             guard let v = value, let n = Int(v), n >= 0 else { throw line.error("a=max-message-size:<bytes>") }
             maxMessageSize = n
         case "rid":
-            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 2).map(String.init)
+            let f = (value ?? "").fields(UInt8(ascii: " "), maxSplits: 2)
             guard f.count >= 2, f[1] == "send" || f[1] == "recv" else { throw line.error("a=rid:<id> send|recv [<params>]") }
             rids.append(Rid(id: f[0], direction: f[1], parameters: f.count > 2 ? f[2] : nil))
         case "simulcast": simulcast = value

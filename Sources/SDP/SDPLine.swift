@@ -26,7 +26,14 @@ public struct SDPLine: Equatable, Sendable {
     /// ``attributeValue``, from one search for the colon.
     var attribute: (name: String, value: String?) {
         guard type == "a" else { return ("", nil) }
-        guard let colon = value[...].firstIndex(ofASCII: UInt8(ascii: ":")) else { return (value, nil) }
+        // nil: the colon has a non-ASCII neighbour, so look for it by Character (see UTF8Scan.swift).
+        let cut = value.utf8.withContiguousStorageIfAvailable { bytes -> (String, String?)? in
+            let colon = firstOffset(of: UInt8(ascii: ":"), in: bytes, from: 0)
+            if colon == bytes.count { return (value, nil) }
+            return hasNonASCIINeighbour(bytes, colon) ? nil : (utf8String(bytes, 0, colon), utf8String(bytes, colon + 1, bytes.count))
+        } ?? nil
+        if let cut { return cut }
+        guard let colon = value.firstIndex(of: ":") else { return (value, nil) }
         return (String(value[..<colon]), String(value[value.index(after: colon)...]))
     }
 
@@ -86,14 +93,9 @@ public struct SDPLine: Equatable, Sendable {
         if end == start { return nil }
         let type = bytes[start]
         guard end - start >= 2, bytes[start + 1] == UInt8(ascii: "="), type >= UInt8(ascii: "a"), type <= UInt8(ascii: "z") else {
-            throw .malformedLine(number: number, line: text(bytes, start, end), expected: "<letter a-z>=<value>")
+            throw .malformedLine(number: number, line: utf8String(bytes, start, end), expected: "<letter a-z>=<value>")
         }
-        return SDPLine(type: Character(Unicode.Scalar(type)), value: text(bytes, start + 2, end), number: number)
-    }
-
-    /// `bytes[start..<end]` as a String.
-    private static func text(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String {
-        String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
+        return SDPLine(type: Character(Unicode.Scalar(type)), value: utf8String(bytes, start + 2, end), number: number)
     }
 
     /// `text` cut at every `Character.isNewline` character, empty pieces kept: the same

@@ -59,44 +59,32 @@ private func word(_ base: UnsafePointer<UInt8>, _ offset: Int) -> UInt64 {
 
 /// Whether the byte at `i` has a non-ASCII neighbour in `bytes`.
 @inline(__always)
-private func hasNonASCIINeighbour(_ bytes: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
+func hasNonASCIINeighbour(_ bytes: UnsafeBufferPointer<UInt8>, _ i: Int) -> Bool {
     i > 0 && bytes[i - 1] >= 0x80 || i + 1 < bytes.count && bytes[i + 1] >= 0x80
+}
+
+/// `bytes[start..<end]` (valid UTF-8 cut at scalar boundaries) as a String.
+func utf8String(_ bytes: UnsafeBufferPointer<UInt8>, _ start: Int, _ end: Int) -> String {
+    String(decoding: UnsafeBufferPointer(rebasing: bytes[start..<end]), as: UTF8.self)
 }
 
 extension Substring {
     /// The same pieces as `split(separator: Character(separator), maxSplits:,
-    /// omittingEmptySubsequences:)`, for an ASCII `separator` other than CR and LF,
-    /// found in the UTF-8.
-    func fields(_ separator: UInt8, maxSplits: Int = Int.max, omittingEmpty: Bool = true) -> [Substring] {
-        let cuts = utf8.withContiguousStorageIfAvailable {
-            Self.fieldBounds($0, separator, maxSplits: maxSplits, omittingEmpty: omittingEmpty, characters: true)
+    /// omittingEmptySubsequences:)`, as Strings, for an ASCII `separator` other than CR
+    /// and LF, found in the UTF-8.
+    func fields(_ separator: UInt8, maxSplits: Int = Int.max, omittingEmpty: Bool = true) -> [String] {
+        let pieces = utf8.withContiguousStorageIfAvailable { bytes in
+            Self.fieldBounds(bytes, separator, maxSplits: maxSplits, omittingEmpty: omittingEmpty)
+                .map { $0.map { utf8String(bytes, $0.0, $0.1) } }
         } ?? nil
-        guard let cuts else {
-            return split(separator: Character(Unicode.Scalar(separator)), maxSplits: maxSplits,
-                         omittingEmptySubsequences: omittingEmpty)
-        }
-        let start = utf8.startIndex
-        return cuts.map { self[utf8.index(start, offsetBy: $0.0)..<utf8.index(start, offsetBy: $0.1)] }
-    }
-
-    /// The same pieces as `unicodeScalars.split(separator: Unicode.Scalar(separator))`
-    /// (empty ones omitted), as Substrings, for an ASCII `separator`, found in the UTF-8
-    /// (where an ASCII byte is always that scalar).
-    func scalarFields(_ separator: UInt8) -> [Substring] {
-        guard let cuts = utf8.withContiguousStorageIfAvailable({
-            Self.fieldBounds($0, separator, maxSplits: Int.max, omittingEmpty: true, characters: false)
-        }) ?? nil else {
-            return unicodeScalars.split(separator: Unicode.Scalar(separator)).map { Substring($0) }
-        }
-        let start = utf8.startIndex
-        return cuts.map { self[utf8.index(start, offsetBy: $0.0)..<utf8.index(start, offsetBy: $0.1)] }
+        return pieces ?? split(separator: Character(Unicode.Scalar(separator)), maxSplits: maxSplits,
+                               omittingEmptySubsequences: omittingEmpty).map(String.init)
     }
 
     /// The byte ranges of the pieces `fields` returns, as the standard library's split
-    /// finds them; nil when a separator byte has a non-ASCII neighbour and `characters`
-    /// (splitting Characters, not scalars) is set.
+    /// finds them; nil when a separator byte has a non-ASCII neighbour.
     private static func fieldBounds(_ bytes: UnsafeBufferPointer<UInt8>, _ separator: UInt8,
-                                    maxSplits: Int, omittingEmpty: Bool, characters: Bool) -> [(Int, Int)]? {
+                                    maxSplits: Int, omittingEmpty: Bool) -> [(Int, Int)]? {
         var pieces: [(Int, Int)] = []
         let n = bytes.count
         if maxSplits == 0 || n == 0 {
@@ -106,7 +94,7 @@ extension Substring {
         var start = 0
         var i = firstOffset(of: separator, in: bytes, from: 0)
         while i < n {
-            if characters && hasNonASCIINeighbour(bytes, i) { return nil }
+            if hasNonASCIINeighbour(bytes, i) { return nil }
             let appended = !(omittingEmpty && start == i)
             if appended { pieces.append((start, i)) }
             start = i + 1
@@ -133,7 +121,7 @@ extension Substring {
 
 extension String {
     /// ``Substring/fields(_:maxSplits:omittingEmpty:)`` of the whole string.
-    func fields(_ separator: UInt8, maxSplits: Int = Int.max, omittingEmpty: Bool = true) -> [Substring] {
+    func fields(_ separator: UInt8, maxSplits: Int = Int.max, omittingEmpty: Bool = true) -> [String] {
         self[...].fields(separator, maxSplits: maxSplits, omittingEmpty: omittingEmpty)
     }
 }

@@ -77,13 +77,11 @@ import Testing
                 for omitting in [true, false] {
                     let new = s.fields(byte, maxSplits: maxSplits, omittingEmpty: omitting)
                     let old = s.split(separator: character, maxSplits: maxSplits, omittingEmptySubsequences: omitting)
-                    #expect(new == old, "\(s.debugDescription) split at \(separator) max \(maxSplits) omitting \(omitting)")
-                    #expect(new.map { Array($0.utf8) } == old.map { Array($0.utf8) })
+                    #expect(new == old.map(String.init), "\(s.debugDescription) split at \(separator) max \(maxSplits) omitting \(omitting)")
+                    #expect(new.map { Array($0.utf8) } == old.map { Array($0.utf8) }, "\(s.debugDescription)")
                 }
             }
             #expect(s.firstIndex(ofASCII: byte) == s.firstIndex(of: character), "\(s.debugDescription) first \(separator)")
-            let scalarSplit = s.unicodeScalars.split(separator: Unicode.Scalar(byte)).map { Substring($0) }
-            #expect(s.scalarFields(byte).map { Array($0.utf8) } == scalarSplit.map { Array($0.utf8) }, "\(s.debugDescription) scalars split at \(separator)")
         }
     }
 
@@ -117,7 +115,27 @@ import Testing
                 let value = line.type != "a" ? nil : colon.map { line.value[line.value.index(after: $0)...] }
                 #expect(line.attributeName == name, "\(line.value.debugDescription)")
                 #expect(line.attributeValue == value, "\(line.value.debugDescription)")
+                #expect(line.attribute.name == String(name ?? ""), "\(line.value.debugDescription)")
+                #expect(line.attribute.value == value.map(String.init), "\(line.value.debugDescription)")
             }
+        }
+    }
+
+    /// `Candidate.fields` as it was: trimming and splitting the Unicode scalars.
+    static func referenceCandidateFields(_ text: String) -> [String] {
+        var body = Substring(text).unicodeScalars
+        while let last = body.last, last == "\r" || last == "\n" || last == " " { body = body.dropLast() }
+        if body.starts(with: "a=".unicodeScalars) { body = body.dropFirst(2) }
+        if body.starts(with: "candidate:".unicodeScalars) { body = body.dropFirst("candidate:".unicodeScalars.count) }
+        return body.split(separator: " ", omittingEmptySubsequences: true).map { String(Substring($0)) }
+    }
+
+    @Test func candidateFieldsAsTheScalarSplit() {
+        let starts = ["", "a=", "candidate:", "a=candidate:", "a=a=", "candidate:a=", " a=", "a", "candidate"]
+        for (k, text) in Self.randomTexts(3000, seed: 0xCA7D).enumerated() {
+            let line = starts[k % starts.count] + text + ["", " ", "\r\n", " \r", "\n\u{0301}"][k % 5]
+            #expect(Candidate.fields(line).map { Array($0.utf8) } == Self.referenceCandidateFields(line).map { Array($0.utf8) },
+                    "\(line.debugDescription)")
         }
     }
 }

@@ -64,7 +64,11 @@ import TestSupport
         print("set-up at 15 % loss, ms (DTLS part): \(Self.describe(setups)); DTLS median \(Int(median)) ms, "
               + "\(slow) DTLS ≥ 1 s, \(within)/20 whole set-ups within 1 s")
         #expect(ok.count >= 19, "calls that connected: \(ok.count)/20")
-        #expect(median < 300, "DTLS median \(median) ms")
+        // About half the handshakes lose a datagram at this loss (four flights, six or so
+        // datagrams: 0.85^6 ≈ 0.38 lose none), so the median sits between a clean
+        // handshake (~40 ms) and one resend (~330 ms); with OpenSSL's 1 s timer it was
+        // over 1 s.
+        #expect(median < 500, "DTLS median \(median) ms")
         #expect(slow <= 3, "\(slow)/20 handshakes took ≥ 1 s")
     }
 

@@ -116,15 +116,14 @@ public final class IceAgent: @unchecked Sendable {
         /// (libnice's `idle-timeout`, default 5 s).
         public var idleTimeoutMs: UInt32 = 5_000
         /// Sends of one connectivity check, the first included (libnice's
-        /// `stun-max-retransmissions`, default 3), set with the remote credentials.
-        /// libnice waits 500 ms after the first send, doubling, the last wait halved: 3
-        /// sends at 0, 0.5 and 1.5 s, the check failing at 2 s; 6 sends at 0, 0.5, 1.5,
-        /// 3.5, 7.5 and 15.5 s, failing at 19.5 s. More sends rescue set-ups under heavy
-        /// loss (at 25 % random loss, 1 of 100 failed with 6, 5 of 130 with 3) but slow
-        /// NAT traversal down: libnice does not restart a check that is in progress when
-        /// the peer's check opens the path (RFC 8445 §7.3.1.4 says to), it waits for the
-        /// next send, so two agents behind NATs connected after 5.4 s with 3, 6.7 s with
-        /// 4, 12 s with 5 and not within 15 s with 6 (NATTests). libnice's 3 is kept.
+        /// `stun-max-retransmissions`, default 3), set with the remote credentials. libnice
+        /// waits 500 ms, doubling, the last wait halved: 3 sends at 0, 0.5, 1.5 s (fails at
+        /// 2 s); 6 at 0, 0.5, 1.5, 3.5, 7.5, 15.5 s (fails at 19.5 s). More sends rescue
+        /// set-ups under heavy loss (25 % random loss: 1 of 100 failed with 6, 5 of 130
+        /// with 3) but slow NAT traversal: libnice does not restart a check in progress
+        /// when the peer's check opens the path (RFC 8445 §7.3.1.4 says to) and waits for
+        /// its next send, so agents behind NATs connected after 5.4 s with 3, 6.7 s with
+        /// 4, 12 s with 5, not within 15 s with 6 (NATTests). libnice's 3 is kept.
         public var checkRetransmissions: UInt32 = 3
         /// First retransmission timeout of a STUN request to a STUN/TURN server while
         /// gathering, ms, doubled on each retransmission (RFC 5389 §7.2.1); libnice's

@@ -125,18 +125,14 @@ public final class IceAgent: @unchecked Sendable {
         /// its next send, so agents behind NATs connected after 5.4 s with 3, 6.7 s with
         /// 4, 12 s with 5, not within 15 s with 6 (NATTests). libnice's 3 is kept.
         public var checkRetransmissions: UInt32 = 3
-        /// First retransmission timeout of a STUN request to a STUN/TURN server while
-        /// gathering, ms, doubled on each retransmission (RFC 5389 §7.2.1); libnice's
-        /// default is 200 ms. Connectivity checks are not affected: libnice fixes their
-        /// first retransmission at max(500 ms, Ta × pairs in progress) (RFC 8445 §14.3),
-        /// so a check whose request or response is lost costs at least 500 ms.
+        /// First retransmission timeout of a gathering request to a STUN/TURN server, ms,
+        /// doubling (RFC 5389 §7.2.1; libnice's default 200 ms). Not for checks: their
+        /// first wait is max(500 ms, Ta × pairs in progress) (RFC 8445 §14.3).
         public var stunInitialTimeoutMs: UInt32 = 100
         /// libnice's consent freshness (RFC 7675). Off by default: libnice sends one
-        /// consent check every ~5 s without retransmitting it and fails the pair 10 s
-        /// after the last answer (RFC 7675 says 30 s), so at 25 % loss two lost checks in
-        /// a row end a healthy call (seen in the set-up-under-loss runs). Without it,
-        /// libnice's keepalive checks fail a dead pair after 50 s, and the inactivity
-        /// watch below fails it after ``inactivityFailureMs``.
+        /// consent check every ~5 s, never resent, and fails the pair 10 s after the last
+        /// answer (RFC 7675: 30 s), so at 25 % loss two lost checks end a healthy call.
+        /// Without it the inactivity watch below fails a dead pair (``inactivityFailureMs``).
         public var consentFreshness = false
         /// While traffic is expected (``IceAgent/setExpectsTraffic(_:)``), a connected
         /// agent that receives no datagram for this long reports `disconnected`, and

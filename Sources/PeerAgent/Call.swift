@@ -433,12 +433,7 @@ public final class Call: @unchecked Sendable {
         let videoPath = options.videoPath(peer: peer, several: several)
         let audioPath = options.audioPath(peer: peer, several: several)
         let feed = self.feed
-        // --timeout bounds each step of the set-up: ICE checks and the DTLS handshake too.
-        var configuration = options.peerConnection
-        let stepMs = UInt32(max(1_000, min(options.timeoutSeconds * 1000, 3_600_000)))
-        configuration.iceCheckingTimeoutMs = stepMs
-        configuration.dtlsTimeoutMs = stepMs
-        let pc = try PeerConnection(configuration: configuration) { event in
+        let pc = try PeerConnection(configuration: options.connectionConfiguration) { event in
             feed.yield(.connection(peer: peer, event: event))
         }
         let receive = ReceiveOptions(ivfPath: videoPath, oggPath: audioPath, decode: options.decode)

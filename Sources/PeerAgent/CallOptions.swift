@@ -186,6 +186,16 @@ public struct CallOptions: Sendable {
         wamp = WampConfiguration(url: url, realm: realm)
     }
 
+    /// ``peerConnection`` with ICE checking and the DTLS handshake bounded by
+    /// ``timeoutSeconds`` (1 s … 1 h, in ms): `--timeout` bounds each step of the set-up.
+    var connectionConfiguration: PeerConnectionConfiguration {
+        var c = peerConnection
+        let stepMs = UInt32(max(1_000, min(timeoutSeconds * 1000, 3_600_000)))
+        c.iceCheckingTimeoutMs = stepMs
+        c.dtlsTimeoutMs = stepMs
+        return c
+    }
+
     /// The IVF path for the remote `peer` (with `several` peers the name is made unique).
     func videoPath(peer: String, several: Bool) -> String { path(videoOut, peer: peer, several: several, ext: "ivf") }
     /// The Ogg path for the remote `peer`.

@@ -95,61 +95,6 @@ public final class IceAgent: @unchecked Sendable {
     // Mutable state is confined to the loop thread, except `agent`/`streamId`,
     // which are set once in init and read by send().
 
-    /// Configuration of an agent.
-    public struct Configuration: Sendable {
-        /// Controlling (the offerer, RFC 8445 §6.1.1) or controlled.
-        public var controlling: Bool
-        /// STUN and TURN servers. libnice uses the first STUN server.
-        public var servers: [IceServer] = []
-        /// `all` or `relay`.
-        public var policy: IceTransportPolicy = .all
-        /// Local addresses to gather on (IP literals). Empty: every interface but
-        /// loopback, or loopback when nothing else exists.
-        public var localAddresses: [String] = []
-        /// Gather TCP candidates (RFC 6544) too.
-        public var tcp = true
-        /// Trickle ICE (RFC 8838): checks wait for end-of-candidates before failing.
-        public var trickle = true
-        /// If not connected this long after checks start, the state becomes `failed`, ms.
-        public var checkingTimeoutMs: UInt32 = 30_000
-        /// How long a side whose checks are all done waits before libnice fails it, ms
-        /// (libnice's `idle-timeout`, default 5 s).
-        public var idleTimeoutMs: UInt32 = 5_000
-        /// Sends of one connectivity check, the first included (libnice's
-        /// `stun-max-retransmissions`, default 3), set with the remote credentials. libnice
-        /// waits 500 ms, doubling, the last wait halved: 3 sends at 0, 0.5, 1.5 s (fails at
-        /// 2 s); 6 at 0, 0.5, 1.5, 3.5, 7.5, 15.5 s (fails at 19.5 s). More sends rescue
-        /// set-ups under heavy loss (25 % random loss: 1 of 100 failed with 6, 5 of 130
-        /// with 3) but slow NAT traversal: libnice does not restart a check in progress
-        /// when the peer's check opens the path (RFC 8445 §7.3.1.4 says to) and waits for
-        /// its next send, so agents behind NATs connected after 5.4 s with 3, 6.7 s with
-        /// 4, 12 s with 5, not within 15 s with 6 (NATTests). libnice's 3 is kept.
-        public var checkRetransmissions: UInt32 = 3
-        /// First retransmission timeout of a gathering request to a STUN/TURN server, ms,
-        /// doubling (RFC 5389 §7.2.1; libnice's default 200 ms). Not for checks: their
-        /// first wait is max(500 ms, Ta × pairs in progress) (RFC 8445 §14.3).
-        public var stunInitialTimeoutMs: UInt32 = 100
-        /// libnice's consent freshness (RFC 7675). Off by default: libnice sends one
-        /// consent check every ~5 s, never resent, and fails the pair 10 s after the last
-        /// answer (RFC 7675: 30 s), so at 25 % loss two lost checks end a healthy call.
-        /// Without it the inactivity watch below fails a dead pair (``inactivityFailureMs``).
-        public var consentFreshness = false
-        /// While traffic is expected (``IceAgent/setExpectsTraffic(_:)``), a connected
-        /// agent that receives no datagram for this long reports `disconnected`, and
-        /// `connected`/`completed` again when datagrams return, ms.
-        public var inactivityTimeoutMs: UInt32 = 3_000
-        /// While traffic is expected, no datagram for this long makes the agent `failed`,
-        /// ms (30 s: RFC 7675's consent lifetime). Media toward us arrives every 20 ms,
-        /// so loss alone never comes near it.
-        public var inactivityFailureMs: UInt32 = 30_000
-        /// A remote candidate whose name has not resolved this long after it was added
-        /// is dropped (``IceEvent/remoteCandidateDropped(candidate:reason:)``), ms.
-        public var nameResolutionTimeoutMs: UInt32 = 2_000
-
-        /// A configuration with the defaults above for the given role.
-        public init(controlling: Bool) { self.controlling = controlling }
-    }
-
     let loop: EventLoop
     /// The configuration the agent was made with.
     public let configuration: Configuration
@@ -174,6 +119,17 @@ public final class IceAgent: @unchecked Sendable {
     private var endOfCandidatesHeld = false
     private var wasConnected = false
     private var isClosed = false
+    /// The peer's ufrag and pwd (loop thread), for ``SelectedPairChecks``.
+    private var remoteCredentials: (ufrag: String, pwd: String)?
+    /// Whether a datagram other than STUN has come from the peer since the last
+    /// (re)start: it has a selected pair, so ``pairChecks`` stop (loop thread).
+    private var peerSends = false
+    private lazy var pairChecks = SelectedPairChecks(loop: loop, intervalMs: configuration.selectedPairCheckIntervalMs,
+                                                     limitMs: configuration.checkingTimeoutMs) { [weak self] bytes in
+        self?.send(bytes) ?? false
+    }
+    /// Binding requests ``SelectedPairChecks`` sent so far.
+    var selectedPairChecksSent: Int { loop.sync { pairChecks.sent } }
 
     // Loop-thread state behind the public getters below.
     private var _state: IceConnectionState = .new
@@ -364,6 +320,10 @@ public final class IceAgent: @unchecked Sendable {
     /// Notes a received datagram; ends a `disconnected` that inactivity caused (loop thread).
     private func received() {
         lastReceiveUs = g_get_monotonic_time()
+        if !peerSends {
+            peerSends = true
+            pairChecks.stop()
+        }
         if let before = stateBeforeInactivity, _state == .disconnected {
             stateBeforeInactivity = nil
             transition(to: before)
@@ -425,7 +385,18 @@ public final class IceAgent: @unchecked Sendable {
         }
         _state = next
         onEvent(.state(next))
-        if next == .connected || next == .completed { watchInactivity() }
+        if next == .connected || next == .completed {
+            watchInactivity()
+            checkSelectedPairUntilPeerSends()
+        }
+    }
+
+    /// Starts ``SelectedPairChecks`` while the peer has sent nothing but STUN (loop thread).
+    private func checkSelectedPairUntilPeerSends() {
+        guard !peerSends, !isClosed, configuration.selectedPairCheckIntervalMs > 0, let remote = remoteCredentials, let pair = _selectedPair else { return }
+        let controlling = GObjectProperty.bool(UnsafeMutableRawPointer(agent), "controlling-mode")
+        pairChecks.start(.init(localUfrag: _localUfrag, remoteUfrag: remote.ufrag, remotePwd: remote.pwd, controlling: controlling,
+                               priority: SelectedPairChecks.peerReflexivePriority(of: pair.local.priority)))
     }
 
     private func pairSelected(_ local: UnsafeMutablePointer<NiceCandidate>, _ remote: UnsafeMutablePointer<NiceCandidate>) {
@@ -433,6 +404,7 @@ public final class IceAgent: @unchecked Sendable {
         let pair = IceCandidatePair(local: l, remote: r)
         _selectedPair = pair
         onEvent(.selectedPair(pair))
+        if _state == .connected || _state == .completed { checkSelectedPairUntilPeerSends() }
     }
 
     // MARK: public API
@@ -451,6 +423,7 @@ public final class IceAgent: @unchecked Sendable {
         loop.sync {
             GObjectProperty.set(UnsafeMutableRawPointer(agent), "stun-max-retransmissions", uint: retransmissions)
             _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd)
+            remoteCredentials = (ufrag, pwd)
         }
     }
 
@@ -562,6 +535,8 @@ public final class IceAgent: @unchecked Sendable {
             guard !isClosed, nice_agent_restart_stream(agent, streamId) != 0 else { return (_localUfrag, _localPwd) }
             readLocalCredentials()
             wasConnected = false
+            peerSends = false
+            pairChecks.stop()
             loop.cancelTimer(checkingTimer)
             checkingTimer = 0
             _selectedPair = nil
@@ -578,6 +553,7 @@ public final class IceAgent: @unchecked Sendable {
             loop.cancelTimer(checkingTimer)
             loop.cancelTimer(inactivityTimer)
             inactivityTimer = 0
+            pairChecks.stop()
             nice_agent_attach_recv(agent, streamId, 1, loop.context, nil, nil)
             for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), id) }
             signalIds = []

@@ -3,3 +3,4 @@
 #include <nice/nice-version.h>
 #include <nice/debug.h>
 #include <nice/interfaces.h>
+#include <stun/usages/ice.h>

@@ -1,0 +1,97 @@
+// ICE connected on one side only (RFC 8445 §7.3.1.4): the controlled side's checks all
+// lose their responses, the controlling side connects; its Binding requests on the
+// selected pair (SelectedPairChecks) make the controlled side check again and connect.
+import Foundation
+import Testing
+import TestSupport
+@testable import ICE
+
+@Suite(.serialized) struct SelectedPairCheckTests {
+    /// Two agents on 127.0.0.1 (UDP only). For the first 3 s every STUN success response
+    /// (type 0x0101, the first two bytes of the UDP payload, matched with iptables `u32`)
+    /// arriving at the controlled agent's port is dropped: the controlling side's
+    /// nominating check succeeds at once, each check of the controlled side fails (three
+    /// sends, 0–2 s). With requests on the selected pair every 250 ms the controlled side
+    /// checks again after the outage and connects within about 1 s of its end; with them
+    /// off (interval 0) a connected libnice agent sends no further check, so the
+    /// controlled side is still not connected 3 s after the outage.
+    @Test(arguments: [250, 0] as [UInt32])
+    func aControlledSideWhoseChecksFailedConnects(intervalMs: UInt32) async throws {
+        func configuration(controlling: Bool) -> IceAgent.Configuration {
+            var c = IceAgent.Configuration(controlling: controlling)
+            c.localAddresses = ["127.0.0.1"]
+            c.trickle = false
+            c.tcp = false
+            c.selectedPairCheckIntervalMs = intervalMs
+            return c
+        }
+        let a = try Peer(configuration(controlling: true))
+        let b = try Peer(configuration(controlling: false))
+        defer { a.agent.close(); b.agent.close() }
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitGathered())
+        #expect(await b.waitGathered())
+        let port = try #require(b.candidates.first { $0.transport.lowercased() == "udp" }?.port)
+        let rule = ["INPUT", "-p", "udp", "-d", "127.0.0.1", "--dport", String(port),
+                    "-m", "u32", "--u32", "0>>22&0x3C@8>>16=0x0101", "-j", "DROP"]
+        #expect(await CheckRetransmissionTests.iptables(["-I"] + rule), "iptables could not add the rule (needs root, xt_u32)")
+        var ruleIn = true
+        defer { if ruleIn { _ = try? TestServices.runBlocking("/usr/sbin/iptables", ["-D"] + rule, timeout: 10) } }
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        #expect(await a.waitState(.connected, 2), "the controlling side's check had its response: \(a.states)")
+        try await Task.sleep(for: .seconds(3))
+        #expect(!b.states.contains(.connected), "every response to the controlled side was dropped, yet it connected")
+        #expect(await CheckRetransmissionTests.iptables(["-D"] + rule))
+        ruleIn = false
+        let outageEnd = Date()
+        let sentDuringOutage = a.agent.selectedPairChecksSent
+        if intervalMs > 0 {
+            #expect(sentDuringOutage >= 8, "requests sent in ~3 s at 250 ms: \(sentDuringOutage)")
+            #expect(await b.waitState(.connected, 3), "\(b.states)")
+            let after = b.time(of: .state(.connected)).map { $0.timeIntervalSince(outageEnd) } ?? -1
+            print("controlled side connected \(String(format: "%.2f", after)) s after the outage; "
+                  + "\(sentDuringOutage) requests on the selected pair during it")
+            #expect(after < 1.5, "connected \(after) s after the outage")
+            // Both connected and no datagram came from the peer: the requests go on, at
+            // most one per 250 ms.
+            try await Task.sleep(for: .milliseconds(600))
+            let more = a.agent.selectedPairChecksSent
+            #expect(more > sentDuringOutage && more <= sentDuringOutage + 20)
+        } else {
+            #expect(sentDuringOutage == 0)
+            #expect(!(await b.waitState(.connected, 3)), "connected without requests on the selected pair: \(b.states)")
+        }
+    }
+
+    /// A datagram from the peer (DTLS or media, here 10 bytes of 0x80 RTP-looking data)
+    /// ends the requests: the peer has a selected pair.
+    @Test func requestsStopWhenThePeerSends() async throws {
+        let a = try Peer.loopback(controlling: true, trickle: false)
+        let b = try Peer.loopback(controlling: false, trickle: false)
+        defer { a.agent.close(); b.agent.close() }
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitGathered())
+        #expect(await b.waitGathered())
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        #expect(await a.waitState(.connected, 5))
+        #expect(await b.waitState(.connected, 5))
+        try await Task.sleep(for: .milliseconds(700))
+        let before = a.agent.selectedPairChecksSent
+        #expect(before >= 1, "connected 700 ms with a silent peer: at least one request")
+        #expect(b.agent.send([UInt8](repeating: 0x80, count: 10)))
+        try await Task.sleep(for: .milliseconds(200))
+        #expect(a.receivedCount == 1)
+        let stopped = a.agent.selectedPairChecksSent
+        try await Task.sleep(for: .milliseconds(800))
+        #expect(a.agent.selectedPairChecksSent == stopped, "requests after the peer's datagram")
+        #expect(stopped <= before + 1)
+    }
+}

@@ -856,7 +856,8 @@ public final class PeerConnection: @unchecked Sendable {
         guard next != state else { return [] }
         if next == .failed {
             let reason = iceState == .failed
-                ? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked within \(configuration.iceCheckingTimeoutMs) ms"
+                ? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked, \(startMs.map { "\(monotonicMs() - $0) ms after the offer/answer, " } ?? "")"
+                    + "limit \(configuration.iceCheckingTimeoutMs) ms (every pair's checks went unanswered, or the limit passed)"
                     : "ICE failed: the path to the peer stopped working (nothing received for 30 s, or keepalive checks unanswered: the peer is gone or unreachable)")
                 : "DTLS failed: \(transport?.error.map { "\($0)" } ?? "handshake failed")"
             return failLocked(reason)

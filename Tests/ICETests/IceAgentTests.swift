@@ -52,6 +52,22 @@ final class Peer: @unchecked Sendable {
     }
 
     func waitGathered(_ seconds: Double = 10) async -> Bool { await wait(seconds) { $0.contains(.gatheringComplete) } }
+
+    /// Starts gathering on both agents and waits until both are complete.
+    static func gather(_ a: Peer, _ b: Peer) async throws {
+        try a.agent.gather()
+        try b.agent.gather()
+        #expect(await a.waitGathered())
+        #expect(await b.waitGathered())
+    }
+
+    /// Hands each agent the other's credentials and every candidate (vanilla ICE): checks start.
+    static func introduce(_ a: Peer, _ b: Peer) throws {
+        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
+        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
+        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
+        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+    }
     func waitState(_ state: IceConnectionState, _ seconds: Double = 10) async -> Bool {
         await wait(seconds) { $0.contains(.state(state)) }
     }

@@ -28,20 +28,14 @@ import TestSupport
         let a = try Peer(configuration(controlling: true))
         let b = try Peer(configuration(controlling: false))
         defer { a.agent.close(); b.agent.close() }
-        try a.agent.gather()
-        try b.agent.gather()
-        #expect(await a.waitGathered())
-        #expect(await b.waitGathered())
+        try await Peer.gather(a, b)
         let port = try #require(b.candidates.first { $0.transport.lowercased() == "udp" }?.port)
         let rule = ["INPUT", "-p", "udp", "-d", "127.0.0.1", "--dport", String(port),
                     "-m", "u32", "--u32", "0>>22&0x3C@8>>16=0x0101", "-j", "DROP"]
         #expect(await CheckRetransmissionTests.iptables(["-I"] + rule), "iptables could not add the rule (needs root, xt_u32)")
         var ruleIn = true
         defer { if ruleIn { _ = try? TestServices.runBlocking("/usr/sbin/iptables", ["-D"] + rule, timeout: 10) } }
-        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
-        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
-        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
-        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        try Peer.introduce(a, b)
         #expect(await a.waitState(.connected, 2), "the controlling side's check had its response: \(a.states)")
         try await Task.sleep(for: .seconds(3))
         #expect(!b.states.contains(.connected), "every response to the controlled side was dropped, yet it connected")
@@ -73,14 +67,8 @@ import TestSupport
         let a = try Peer.loopback(controlling: true, trickle: false)
         let b = try Peer.loopback(controlling: false, trickle: false)
         defer { a.agent.close(); b.agent.close() }
-        try a.agent.gather()
-        try b.agent.gather()
-        #expect(await a.waitGathered())
-        #expect(await b.waitGathered())
-        a.agent.setRemoteCredentials(ufrag: b.agent.localUfrag, pwd: b.agent.localPwd)
-        b.agent.setRemoteCredentials(ufrag: a.agent.localUfrag, pwd: a.agent.localPwd)
-        for c in b.candidates { try a.agent.addRemoteCandidate(c) }
-        for c in a.candidates { try b.agent.addRemoteCandidate(c) }
+        try await Peer.gather(a, b)
+        try Peer.introduce(a, b)
         #expect(await a.waitState(.connected, 5))
         #expect(await b.waitState(.connected, 5))
         try await Task.sleep(for: .milliseconds(700))

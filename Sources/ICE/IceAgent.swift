@@ -1,83 +1,8 @@
+// IceAgent: a full ICE agent over libnice (RFC 8445), one stream with one component.
 import CGLib
 import CNice
 import EventLoop
 @_exported import SDP
-
-/// ICE connection state, with the values of the W3C `RTCIceConnectionState`. From
-/// libnice's component state: GATHERING → `new`, CONNECTING → `checking`, CONNECTED →
-/// `connected`, READY (checks concluded) → `completed`, FAILED → `failed`,
-/// DISCONNECTED after a connection → `disconnected`; ``IceAgent/close()`` → `closed`;
-/// no connection within ``IceAgent/Configuration/checkingTimeoutMs`` → `failed`.
-public enum IceConnectionState: String, Sendable, Equatable {
-    case new, checking, connected, completed, failed, disconnected, closed
-}
-
-/// Which candidates may be used (W3C `RTCIceTransportPolicy`).
-public enum IceTransportPolicy: String, Sendable, Equatable {
-    /// Host, server-reflexive and relay candidates.
-    case all
-    /// Relay (TURN) candidates only.
-    case relay
-}
-
-/// The pair of candidates ICE selected for sending (RFC 8445 §8.1.1).
-public struct IceCandidatePair: Sendable, Equatable {
-    /// Our candidate of the pair.
-    public var local: Candidate
-    /// The peer's candidate of the pair.
-    public var remote: Candidate
-}
-
-/// What an ``IceAgent`` reports, on the loop thread, in order.
-public enum IceEvent: Sendable, Equatable {
-    /// A local candidate was found (trickle it to the peer, RFC 8838).
-    case localCandidate(Candidate)
-    /// Gathering finished: no more local candidates (send end-of-candidates).
-    case gatheringComplete
-    /// The connection state changed.
-    case state(IceConnectionState)
-    /// A new candidate pair was selected.
-    case selectedPair(IceCandidatePair)
-    /// Gathering ended without the candidates the policy needs (with policy `relay`:
-    /// no relay candidate, e.g. wrong TURN credentials or an unreachable server).
-    case gatheringFailed(String)
-    /// A remote candidate given by name (mDNS `.local` or a host name) was dropped: the
-    /// name did not resolve in time or at all, or libnice refused the result. `reason`
-    /// names the name and why; the agent goes on with the other candidates.
-    case remoteCandidateDropped(candidate: String, reason: String)
-}
-
-/// Errors of the ICE agent; each names the value at fault.
-public enum IceError: Error, Equatable, CustomStringConvertible {
-    /// libnice refused to create the agent or its stream.
-    case agentCreation(String)
-    /// A STUN/TURN server URL or address could not be used.
-    case server(IceServerError)
-    /// libnice refused the TURN server settings.
-    case relayRejected(String)
-    /// An interface address that is not an IP literal.
-    case badLocalAddress(String)
-    /// Gathering could not start (e.g. no usable interface).
-    case gatheringFailed(String)
-    /// A remote candidate libnice could not take; `reason` says why (a component other
-    /// than 1, a line libnice rejects, a closed agent). Names that do not resolve are
-    /// reported later as ``IceEvent/remoteCandidateDropped(candidate:reason:)``.
-    case remoteCandidate(candidate: String, reason: String)
-    /// The agent was closed.
-    case closed
-
-    public var description: String {
-        switch self {
-        case .agentCreation(let s): return "cannot create ICE agent: \(s)"
-        case .server(let e): return e.description
-        case .relayRejected(let s): return "libnice rejected TURN server \(s)"
-        case .badLocalAddress(let s): return "local address \"\(s)\" is not an IP address"
-        case .gatheringFailed(let s): return "ICE gathering failed: \(s)"
-        case let .remoteCandidate(c, reason): return "remote candidate \"\(c)\" not used: \(reason)"
-        case .closed: return "ICE agent closed"
-        }
-    }
-}
 
 /// A full ICE agent (RFC 8445) over libnice with one stream and one component
 /// (BUNDLE with rtcp-mux: everything on component 1).
@@ -130,6 +55,14 @@ public final class IceAgent: @unchecked Sendable {
     }
     /// Binding requests ``SelectedPairChecks`` sent so far.
     var selectedPairChecksSent: Int { loop.sync { pairChecks.sent } }
+    /// The remote candidates handed to libnice (numeric addresses) and whether the remote
+    /// end-of-candidates was, kept to check again after libnice fails (loop thread).
+    private var remoteCandidatesAdded: [Candidate] = []
+    private var remoteGatheringDone = false
+    /// Times the checks started over after libnice failed them (loop thread).
+    private var _checkRestarts = 0
+    /// How many times the checks started over (``Configuration/restartsFailedChecks``).
+    public var checkRestarts: Int { loop.sync { _checkRestarts } }
 
     // Loop-thread state behind the public getters below.
     private var _state: IceConnectionState = .new
@@ -310,11 +243,36 @@ public final class IceAgent: @unchecked Sendable {
         case NICE_COMPONENT_STATE_CONNECTING: next = .checking
         case NICE_COMPONENT_STATE_CONNECTED: next = .connected
         case NICE_COMPONENT_STATE_READY: next = .completed  // checks concluded, selection final
-        case NICE_COMPONENT_STATE_FAILED: next = .failed
+        case NICE_COMPONENT_STATE_FAILED:
+            if restartFailedChecks() { return }
+            next = .failed
         case NICE_COMPONENT_STATE_DISCONNECTED: next = wasConnected ? .disconnected : .new
         default: return  // GATHERING: still `new`
         }
         transition(to: next)
+    }
+
+    /// libnice failed the checks before the agent ever connected and before
+    /// ``Configuration/checkingTimeoutMs``: starts them over with the same credentials and
+    /// candidates (``Configuration/restartsFailedChecks``) and returns true (loop thread).
+    private func restartFailedChecks() -> Bool {
+        guard configuration.restartsFailedChecks, !wasConnected, !isClosed, checkingTimer != 0,
+              let remote = remoteCredentials, !remoteCandidatesAdded.isEmpty else { return false }
+        // Not from inside libnice's signal: on the next loop iteration.
+        _ = loop.async { [weak self] in
+            guard let self, !self.isClosed, !self.wasConnected, self.checkingTimer != 0 else { return }
+            let (ufrag, pwd) = (self._localUfrag, self._localPwd)
+            guard nice_agent_restart_stream(self.agent, self.streamId) != 0,
+                  nice_agent_set_local_credentials(self.agent, self.streamId, ufrag, pwd) != 0 else {
+                self.transition(to: .failed)
+                return
+            }
+            _ = nice_agent_set_remote_credentials(self.agent, self.streamId, remote.ufrag, remote.pwd)
+            self._checkRestarts += 1
+            for c in self.remoteCandidatesAdded { _ = self.handToLibnice(c) }
+            if self.remoteGatheringDone { _ = nice_agent_peer_candidate_gathering_done(self.agent, self.streamId) }
+        }
+        return true
     }
 
     /// Notes a received datagram; ends a `disconnected` that inactivity caused (loop thread).
@@ -468,8 +426,15 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
-    /// Hands one remote candidate with a numeric address to libnice (loop thread).
+    /// Hands one remote candidate with a numeric address to libnice and records it (loop thread).
     private func addOnLoop(_ c: Candidate) -> Bool {
+        guard handToLibnice(c) else { return false }
+        remoteCandidatesAdded.append(c)
+        return true
+    }
+
+    /// Hands one remote candidate with a numeric address to libnice (loop thread).
+    private func handToLibnice(_ c: Candidate) -> Bool {
         let line = "a=" + c.sdpValue
         guard !isClosed, let parsed = nice_agent_parse_remote_candidate_sdp(agent, streamId, line) else { return false }
         defer { nice_candidate_free(parsed) }
@@ -495,6 +460,7 @@ public final class IceAgent: @unchecked Sendable {
         }
         if unresolvedNames == 0, endOfCandidatesHeld {
             endOfCandidatesHeld = false
+            remoteGatheringDone = true
             _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
         }
     }
@@ -507,6 +473,7 @@ public final class IceAgent: @unchecked Sendable {
             if unresolvedNames > 0 {
                 endOfCandidatesHeld = true
             } else {
+                remoteGatheringDone = true
                 _ = nice_agent_peer_candidate_gathering_done(agent, streamId)
             }
         }
@@ -536,6 +503,8 @@ public final class IceAgent: @unchecked Sendable {
             readLocalCredentials()
             wasConnected = false
             peerSends = false
+            remoteCandidatesAdded = []
+            remoteGatheringDone = false
             pairChecks.stop()
             loop.cancelTimer(checkingTimer)
             checkingTimer = 0

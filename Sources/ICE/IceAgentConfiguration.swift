@@ -37,6 +37,15 @@ extension IceAgent {
         /// request on the selected pair every this many ms (``SelectedPairChecks``): a peer
         /// whose own check failed checks again and connects. 0: none.
         public var selectedPairCheckIntervalMs: UInt32 = 250
+        /// While the agent has never connected and ``checkingTimeoutMs`` has not passed, a
+        /// libnice `failed` (every pair's checks unanswered, then ``idleTimeoutMs``) is not
+        /// final: the checks start over with the same credentials and candidates, as often
+        /// as it comes, and `failed` comes only with the time limit (libwebrtc too keeps
+        /// checking until its timeout). Under loss libnice can stall otherwise: the
+        /// controlled side's check succeeded and it waits for a nomination, the controlling
+        /// side's three sends were lost and it sends nothing more. False: libnice's
+        /// `failed` is reported at once.
+        public var restartsFailedChecks = true
         /// First retransmission timeout of a gathering request to a STUN/TURN server, ms,
         /// doubling (RFC 5389 §7.2.1; libnice's default 200 ms). Not for checks: their
         /// first wait is max(500 ms, Ta × pairs in progress) (RFC 8445 §14.3).

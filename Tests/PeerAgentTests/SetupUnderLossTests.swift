@@ -34,7 +34,7 @@ import TestSupport
                 return (ice, dtls)
             }
             guard sides.count == 2 else {
-                print("set-up at \(loss) % loss: a call did not connect (exit \(r.status)): \(r.stderr.suffix(600))")
+                print("set-up at \(loss) % loss: a call did not connect (exit \(r.status)): \(r.stderr.suffix(600)) \(r.stdout.suffix(600))")
                 result.append(nil)
                 continue
             }

@@ -42,7 +42,8 @@ public struct ByteReader {
     public mutating func u32(_ field: String = "u32") throws(ByteReaderError) -> UInt32 {
         try need(4, field)
         defer { offset += 4 }
-        return bytes[offset..<offset + 4].reduce(0) { $0 << 8 | UInt32($1) }
+        return UInt32(bytes[offset]) << 24 | UInt32(bytes[offset + 1]) << 16
+            | UInt32(bytes[offset + 2]) << 8 | UInt32(bytes[offset + 3])
     }
 
     /// Reads a 64-bit big-endian integer (NTP timestamps, RFC 3550 §4).
@@ -120,14 +121,28 @@ public struct ByteWriter {
 
     /// Appends one byte.
     public mutating func u8(_ v: UInt8) { bytes.append(v) }
+    // The integers are appended a byte at a time: `bytes += [a, b]` allocated a
+    // temporary array per call (the VP8 descriptor's PictureID, every RTP header).
     /// Appends a 16-bit big-endian integer.
-    public mutating func u16(_ v: UInt16) { bytes += [UInt8(v >> 8), UInt8(v & 0xff)] }
+    public mutating func u16(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+        bytes.append(UInt8(truncatingIfNeeded: v))
+    }
     /// Appends the low 24 bits of `v`, big-endian.
-    public mutating func u24(_ v: UInt32) { bytes += [UInt8((v >> 16) & 0xff), UInt8((v >> 8) & 0xff), UInt8(v & 0xff)] }
+    public mutating func u24(_ v: UInt32) {
+        bytes.append(UInt8(truncatingIfNeeded: v >> 16))
+        u16(UInt16(truncatingIfNeeded: v))
+    }
     /// Appends a 32-bit big-endian integer.
-    public mutating func u32(_ v: UInt32) { for s in stride(from: 24, through: 0, by: -8) { bytes.append(UInt8((v >> UInt32(s)) & 0xff)) } }
+    public mutating func u32(_ v: UInt32) {
+        u16(UInt16(truncatingIfNeeded: v >> 16))
+        u16(UInt16(truncatingIfNeeded: v))
+    }
     /// Appends a 64-bit big-endian integer.
-    public mutating func u64(_ v: UInt64) { for s in stride(from: 56, through: 0, by: -8) { bytes.append(UInt8((v >> UInt64(s)) & 0xff)) } }
+    public mutating func u64(_ v: UInt64) {
+        u32(UInt32(truncatingIfNeeded: v >> 32))
+        u32(UInt32(truncatingIfNeeded: v))
+    }
     /// Appends raw bytes.
     public mutating func append(_ b: [UInt8]) { bytes += b }
 }

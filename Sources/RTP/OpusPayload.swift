@@ -197,11 +197,11 @@ public struct OpusDepayloader: Sendable {
 
     private var unwrapper = SequenceUnwrapper()
     private var ssrc: UInt32?
-    private var buffer: [Int64: RTPPacket] = [:]
+    private var buffer = SequenceBuffer<RTPPacket>()
     private var cursor: Int64?
     private var highest: Int64 = 0
     private var started = false
-    private var consumedReceived: Set<Int64> = []
+    private var consumedReceived = SequenceNumberSet()
     private var last: (timestamp: UInt32, duration: Int?)?
     private var missing = 0
     private var firstMissing: Int64 = 0
@@ -234,11 +234,10 @@ public struct OpusDepayloader: Sendable {
             cursor = seq
             highest = seq
         }
-        guard buffer[seq] == nil else {
+        guard buffer.insertIfAbsent(packet, for: seq) else {
             counters.duplicatePackets += 1
             return []
         }
-        buffer[seq] = packet
         highest = max(highest, seq)
         return drain(force: false)
     }
@@ -267,7 +266,7 @@ public struct OpusDepayloader: Sendable {
                                           sequenceNumber: UInt16(truncatingIfNeeded: c), sampleCount: duration)))
                 last = (p.timestamp, duration)
             } else if force || highest - c >= Int64(reorderWindow) {
-                let next = buffer.keys.filter { $0 > c }.min() ?? highest + 1
+                let next = buffer.firstKey(after: c) ?? highest + 1
                 addMissing(c, Int(next - c))
                 cursor = next
                 started = true
@@ -283,7 +282,7 @@ public struct OpusDepayloader: Sendable {
         }
         if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
             let keep = c - Int64(2 * max(1024, reorderWindow))
-            consumedReceived = consumedReceived.filter { $0 >= keep }
+            consumedReceived.removeAll(below: keep)
         }
         return out
     }

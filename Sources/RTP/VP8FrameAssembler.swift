@@ -148,8 +148,12 @@ public struct VP8FrameAssembler: Sendable {
         case malformed
     }
 
+    /// What is kept of a buffered packet: only what the assembler reads (copying a whole
+    /// ``RTPPacket`` in and out of the buffer retained its CSRC and extension arrays too).
     private struct Entry {
-        var packet: RTPPacket
+        var timestamp: UInt32
+        var marker: Bool
+        var payload: [UInt8]
         var kind: Kind
     }
 
@@ -165,11 +169,11 @@ public struct VP8FrameAssembler: Sendable {
 
     private var unwrapper = SequenceUnwrapper()
     private var ssrc: UInt32?
-    private var buffer: [Int64: Entry] = [:]
+    private var buffer = SequenceBuffer<Entry>()
     private var cursor: Int64?
     private var highest: Int64 = 0
     private var started = false
-    private var consumedReceived: Set<Int64> = []
+    private var consumedReceived = SequenceNumberSet()
     private var lostTimestamps: [UInt32] = []
     private var lastPictureID: VP8PictureID?
     private var lastFrameEnded = true
@@ -214,21 +218,24 @@ public struct VP8FrameAssembler: Sendable {
             highest = seq
             newestTimestamp = packet.timestamp
         }
-        if buffer[seq] != nil {
-            counters.duplicatePackets += 1
-            return []
-        }
         let kind: Kind
         if packet.payload.isEmpty {
             kind = .padding
-            counters.paddingPackets += 1
         } else if let (d, n) = try? VP8PayloadDescriptor.parse(packet.payload) {
             kind = .media(d, descriptorLength: n)
         } else {
             kind = .malformed
-            counters.malformedPackets += 1
         }
-        buffer[seq] = Entry(packet: packet, kind: kind)
+        let entry = Entry(timestamp: packet.timestamp, marker: packet.marker, payload: packet.payload, kind: kind)
+        guard buffer.insertIfAbsent(entry, for: seq) else {
+            counters.duplicatePackets += 1
+            return []
+        }
+        switch kind {
+        case .padding: counters.paddingPackets += 1
+        case .malformed: counters.malformedPackets += 1
+        case .media: break
+        }
         if seq > highest {
             highest = seq
             newestTimestamp = packet.timestamp
@@ -261,12 +268,12 @@ public struct VP8FrameAssembler: Sendable {
                 started = true
                 continue outer
             }
-            if lostTimestamps.contains(e.packet.timestamp) {
+            if lostTimestamps.contains(e.timestamp) {
                 // A packet of a frame already reported lost; the holes before it were that frame's.
                 missingSinceLastFrame = false
                 consume(c)
                 counters.latePackets += 1
-                if e.packet.marker { lastFrameEnded = true }
+                if e.marker { lastFrameEnded = true }
                 cursor = c + 1
                 continue outer
             }
@@ -277,7 +284,7 @@ public struct VP8FrameAssembler: Sendable {
             if !d.isFrameStart {
                 // Before anything was consumed, an earlier packet may still arrive.
                 if !started && !force && highest - c < Int64(reorderWindow)
-                    && !waitedTooLong(since: e.packet.timestamp) { break outer }
+                    && !waitedTooLong(since: e.timestamp) { break outer }
                 _ = abandon(from: c, force: force)
                 continue outer
             }
@@ -286,18 +293,18 @@ public struct VP8FrameAssembler: Sendable {
                 let tooLong = highest - c + 1 >= Int64(maximumFramePackets)
                 guard let ek = buffer[k] else {
                     let giveUp = k <= highest
-                        && (highest - k >= Int64(reorderWindow) || waitedTooLong(since: e.packet.timestamp))
+                        && (highest - k >= Int64(reorderWindow) || waitedTooLong(since: e.timestamp))
                     if force || giveUp || tooLong { _ = abandon(from: c, force: force); continue outer }
                     break outer
                 }
                 if k > c {
                     guard case let .media(dk, _) = ek.kind, !dk.isFrameStart,
-                          ek.packet.timestamp == e.packet.timestamp else {
+                          ek.timestamp == e.timestamp else {
                         _ = abandon(from: c, force: force)
                         continue outer
                     }
                 }
-                if ek.packet.marker {
+                if ek.marker {
                     complete(c, k, descriptor: d, into: &out)
                     continue outer
                 }
@@ -309,7 +316,7 @@ public struct VP8FrameAssembler: Sendable {
         if !pendingLoss.frames.isEmpty { emitLoss(into: &out) }
         if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
             let keep = c - Int64(2 * max(1024, reorderWindow))
-            consumedReceived = consumedReceived.filter { $0 >= keep }
+            consumedReceived.removeAll(below: keep)
         }
         return out
     }
@@ -322,7 +329,7 @@ public struct VP8FrameAssembler: Sendable {
     }
 
     private mutating func consume(_ seq: Int64) {
-        buffer[seq] = nil
+        _ = buffer.removeValue(forKey: seq)
         consumedReceived.insert(seq)
     }
 
@@ -330,11 +337,12 @@ public struct VP8FrameAssembler: Sendable {
     private mutating func complete(_ first: Int64, _ last: Int64, descriptor: VP8PayloadDescriptor, into out: inout [Event]) {
         var data: [UInt8] = []
         var timestamp: UInt32 = 0
-        for x in first...last {
-            guard let e = buffer[x], case let .media(_, n) = e.kind else { continue }
-            timestamp = e.packet.timestamp
-            data += e.packet.payload[n...]
-            consume(x)
+        // Consumed as consume(_:) does, all at once: they are the oldest entries.
+        buffer.removeAll(in: first...last) { x, e in
+            consumedReceived.insert(x)
+            guard case let .media(_, n) = e.kind else { return }
+            timestamp = e.timestamp
+            data += e.payload[n...]
         }
         noteFrame(descriptor.pictureID)
         lastFrameEnded = true
@@ -365,37 +373,37 @@ public struct VP8FrameAssembler: Sendable {
     /// newest frame (whose first packet may still be on its way) unless `force`; returns
     /// false, changing nothing, when that leaves nothing to give up yet.
     private mutating func abandon(from start: Int64, force: Bool) -> Bool {
-        let keys = buffer.keys.filter { $0 >= start }.sorted()
+        // The buffered packets from `start` on, in order (read here, not looked up one by one).
+        let entries = buffer.entries(from: start)
         var end = highest + 1
-        for x in keys where x > start {
-            if let e = buffer[x], case let .media(d, _) = e.kind, d.isFrameStart,
-               !lostTimestamps.contains(e.packet.timestamp) {
+        for (x, e) in entries where x > start {
+            if case let .media(d, _) = e.kind, d.isFrameStart, !lostTimestamps.contains(e.timestamp) {
                 end = x
                 break
             }
         }
-        if end == highest + 1 && !force,
-           let newest = keys.first(where: { $0 > start && buffer[$0]?.packet.timestamp == newestTimestamp
-                                                && buffer[start]?.packet.timestamp != newestTimestamp }) {
+        if end == highest + 1 && !force, entries.first?.key != start || entries[0].value.timestamp != newestTimestamp,
+           let n = entries.firstIndex(where: { $0.key > start && $0.value.timestamp == newestTimestamp }) {
             // The newest frame's packets begin at `newest`; its start may be missing or late.
-            let before = keys.last { $0 < newest }.map { $0 + 1 } ?? start
+            let newest = entries[n].key
+            let before = n > 0 ? entries[n - 1].key + 1 : start
             if before < newest {
                 guard before > start else { return false }
                 end = before
             }
         }
+        // Everything before `end` is given up: consumed as consume(_:) does, all at once.
+        buffer.removeAll(in: start...end - 1) { x, _ in consumedReceived.insert(x) }
         var next = start
         var groupTimestamp: UInt32?
-        for x in keys where x < end {
+        for (x, e) in entries where x < end {
             if x > next { recordMissing(next, x) }
             next = x + 1
-            guard let e = buffer[x] else { continue }
-            consume(x)
             switch e.kind {
             case .padding:
                 break
             case .malformed, .media:
-                let ts = e.packet.timestamp
+                let ts = e.timestamp
                 var pictureID: VP8PictureID?
                 if case let .media(d, _) = e.kind { pictureID = d.pictureID }
                 if ts == groupTimestamp, let i = pendingLoss.frames.indices.last {
@@ -426,7 +434,7 @@ public struct VP8FrameAssembler: Sendable {
                     if lostTimestamps.count > 32 { lostTimestamps.removeFirst() }
                     lastFrameEnded = false
                 }
-                if e.packet.marker { lastFrameEnded = true }
+                if e.marker { lastFrameEnded = true }
             }
         }
         if end > next { recordMissing(next, end) }

@@ -61,13 +61,19 @@ public struct VP8Packetizer: Sendable {
         let pictureID = nextPictureID
         var packets: [RTPPacket] = []
         packets.reserveCapacity(count)
+        // The descriptor is the same on every packet but for S: serialized once for the
+        // first packet and once for the rest, and each payload allocated once at its size.
+        let first = VP8PayloadDescriptor(startOfPartition: true, partitionIndex: 0,
+                                         pictureID: .fifteenBit(pictureID)).serialized()
+        let rest = VP8PayloadDescriptor(startOfPartition: false, partitionIndex: 0,
+                                        pictureID: .fifteenBit(pictureID)).serialized()
         var at = 0
         for i in 0..<count {
             let size = base + (i < extra ? 1 : 0)
-            let d = VP8PayloadDescriptor(startOfPartition: i == 0, partitionIndex: 0,
-                                         pictureID: .fifteenBit(pictureID))
-            var payload = d.serialized()
-            payload.reserveCapacity(payload.count + size)
+            let descriptor = i == 0 ? first : rest
+            var payload: [UInt8] = []
+            payload.reserveCapacity(descriptor.count + size)
+            payload += descriptor
             payload += frame[at..<at + size]
             at += size
             packets.append(RTPPacket(marker: i == count - 1, payloadType: payloadType,

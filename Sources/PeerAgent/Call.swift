@@ -178,6 +178,10 @@ public final class Call: @unchecked Sendable {
     // Run-task state.
     private var session: WampSession?
     private var links: [String: Link] = [:]
+    /// Candidates from a peer with no connection yet (they may overtake its offer: each
+    /// topic's events reach the call on a task of their own), at most 100 per peer with
+    /// when they came; those of the last 10 s go to the connection its offer makes.
+    private var earlyCandidates: [String: [(candidate: IceCandidateInit, topic: String, at: Date)]] = [:]
     private var ended: [PeerResult] = []
     private var state: CallState = .connecting
     private var establishedAt: Date?
@@ -403,6 +407,7 @@ public final class Call: @unchecked Sendable {
             do { try await startOffer(to: from) } catch { return drop(topic, "cannot call \(from): \(error)") }
         case roomTopic("close"):
             onEvent(.peerLeft(from))
+            earlyCandidates[from] = nil
             if let link = links[from] {
                 link.closedByPeer = true
                 closeLink(link)
@@ -541,6 +546,9 @@ public final class Call: @unchecked Sendable {
         }
         link.offerIdentity = identity
         onEvent(.milestone("offerReceived", peer: peer))
+        for held in earlyCandidates.removeValue(forKey: peer) ?? [] where held.at.timeIntervalSinceNow > -10 {
+            remoteCandidate(held.candidate, peer: peer, topic: held.topic)  // the connection holds them until the offer is set
+        }
         do {
             try link.pc.setRemoteDescription(offer)
             let answer = try link.pc.createAnswer()
@@ -613,7 +621,10 @@ public final class Call: @unchecked Sendable {
     }
 
     private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
-        guard let link = links[peer] else { return }
+        guard let link = links[peer] else {
+            if earlyCandidates[peer, default: []].count < 100 { earlyCandidates[peer, default: []].append((candidate, topic, Date())) }
+            return
+        }
         // Our own, echoed by the router: by our ufrag when the candidate names one, else by
         // its text (never for end-of-candidates, whose text is the same from both sides).
         if let ufrag = candidate.usernameFragment, !ufrag.isEmpty {

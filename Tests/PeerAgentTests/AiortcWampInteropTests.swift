@@ -64,11 +64,21 @@ import Glibc
     @Test func legacyTricklePeerOffersToALateAnswerer() async throws {
         try await call(.legacyTrickle, peerOffers: true, answererLate: true)
     }
+    /// Candidates before the offer (aiortc publishes them first): peer holds them for the
+    /// connection the offer makes instead of dropping them (each topic's events reach the
+    /// call on a task of their own, so a candidate can overtake the offer anyway).
+    @Test func roomPeerAnswersCandidatesThatCameBeforeTheOffer() async throws {
+        try await call(.room, peerOffers: false, candidatesFirst: true)
+    }
+    @Test func legacyTricklePeerAnswersCandidatesThatCameBeforeTheOffer() async throws {
+        try await call(.legacyTrickle, peerOffers: false, candidatesFirst: true)
+    }
 
     // MARK: The call
 
-    func call(_ variant: Variant, peerOffers: Bool, answererLate: Bool = false) async throws {
+    func call(_ variant: Variant, peerOffers: Bool, answererLate: Bool = false, candidatesFirst: Bool = false) async throws {
         let label = "\(variant.rawValue), peer \(peerOffers ? "offers" : "answers")\(answererLate ? " to a late answerer" : "")"
+            + (candidatesFirst ? ", candidates before the offer" : "")
         try #require(FileManager.default.isExecutableFile(atPath: AiortcInteropTests.python),
                      "no aiortc venv at \(AiortcInteropTests.python): run scripts/bootstrap")
         let services = try await TestServices.shared()
@@ -76,7 +86,7 @@ import Glibc
         let realm = services.realm ?? "realm1"
         // Unique per test process and test (several processes may share the router).
         let tag = "p\(getpid())\(variant == .legacyVanilla ? "v" : variant == .legacyTrickle ? "t" : "r")"
-            + (peerOffers ? "o" : "a") + (answererLate ? "l" : "")
+            + (peerOffers ? "o" : "a") + (answererLate ? "l" : "") + (candidatesFirst ? "c" : "")
         let prefix = "test.aiortcwamp.\(tag)"
         let room = "room\(tag)"
         let peerUser = "peer\(tag)", aiortcUser = "aio\(tag)"
@@ -94,7 +104,7 @@ import Glibc
         var peerArgs: [String]
         var aiortcArgs = ["--router", router, "--realm", realm, "--prefix", prefix, trickle ? "--trickle" : "--vanilla",
                           "--duration", "\(aiortcDuration)", "--timeout", "10", "--width", "320", "--height", "240",
-                          "--fps", "30", "--tone", "660"]
+                          "--fps", "30", "--tone", "660"] + (candidatesFirst ? ["--candidates-first"] : [])
         if variant == .room {
             peerArgs = ["room", "--room", room, "--user", peerUser]
             aiortcArgs += ["--profile", "room", "--room", room, "--user", aiortcUser]

@@ -6,7 +6,7 @@ Run it with the aiortc venv's python.
         --profile legacy --role offer|answer   (or)   --profile room --room R --user U
         [--vanilla | --trickle] [--duration 5] [--timeout 15]
         [--width 320 --height 240 --fps 30 --tone 660] [--payload object|string]
-        [--candidates-in-sdp]
+        [--candidates-in-sdp] [--candidates-first]
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
 subprotocol wamp.2.json, anonymous):
@@ -442,11 +442,14 @@ class Agent:
 
     def publish_offer(self, link):
         link.last_offer = time.monotonic()
+        if self.args.candidates_first:  # the other side sees candidates before the offer
+            self.publish_candidates(link)
         if self.args.profile == "legacy":
             self.publish(self.legacy("offer"), self.legacy_description(link.offer_payload))
         else:
             self.publish(self.user(link.remote, "offer"), self.args.user, json.dumps(link.offer_payload))
-        self.publish_candidates(link)
+        if not self.args.candidates_first:
+            self.publish_candidates(link)
 
     def publish_candidates(self, link):
         if not link.local_candidates:
@@ -680,6 +683,8 @@ def main():
                     help="legacy: publish descriptions as JSON objects (default) or JSON strings")
     ap.add_argument("--candidates-in-sdp", action="store_true",
                     help="trickle: keep the candidates in the description too")
+    ap.add_argument("--candidates-first", action="store_true",
+                    help="trickle, offering: publish the candidates before the offer, not after it")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds of media once connected")
     ap.add_argument("--timeout", type=float, default=15.0, help="seconds to join and to connect")
     ap.add_argument("--width", type=int, default=320)

@@ -61,6 +61,7 @@ public final class IceAgent: @unchecked Sendable {
     private var remoteGatheringDone = false
     /// Times the checks started over after libnice failed them (loop thread).
     private var _checkRestarts = 0
+    private var lastCheckRestartUs: gint64 = 0
     /// How many times the checks started over (``Configuration/restartsFailedChecks``).
     public var checkRestarts: Int { loop.sync { _checkRestarts } }
 
@@ -257,10 +258,15 @@ public final class IceAgent: @unchecked Sendable {
     /// candidates (``Configuration/restartsFailedChecks``) and returns true (loop thread).
     private func restartFailedChecks() -> Bool {
         guard configuration.restartsFailedChecks, !wasConnected, !isClosed, checkingTimer != 0,
-              let remote = remoteCredentials, !remoteCandidatesAdded.isEmpty else { return false }
-        // Not from inside libnice's signal: on the next loop iteration.
-        _ = loop.async { [weak self] in
-            guard let self, !self.isClosed, !self.wasConnected, self.checkingTimer != 0 else { return }
+              remoteCredentials != nil, !remoteCandidatesAdded.isEmpty else { return false }
+        // Not from inside libnice's signal, and at least 1 s after the last restart: libnice
+        // fails at once, not after its idle limit, when the last pair's socket closes
+        // (a refused TCP candidate), which must not become a loop of restarts.
+        let sinceLastMs = (g_get_monotonic_time() - lastCheckRestartUs) / 1000
+        let delayMs = UInt32(clamping: max(0, 1_000 - sinceLastMs))
+        let restart: @Sendable () -> Void = { [weak self] in
+            guard let self, !self.isClosed, !self.wasConnected, self.checkingTimer != 0,
+                  let remote = self.remoteCredentials else { return }
             let (ufrag, pwd) = (self._localUfrag, self._localPwd)
             guard nice_agent_restart_stream(self.agent, self.streamId) != 0,
                   nice_agent_set_local_credentials(self.agent, self.streamId, ufrag, pwd) != 0 else {
@@ -269,9 +275,12 @@ public final class IceAgent: @unchecked Sendable {
             }
             _ = nice_agent_set_remote_credentials(self.agent, self.streamId, remote.ufrag, remote.pwd)
             self._checkRestarts += 1
+            self.lastCheckRestartUs = g_get_monotonic_time()
             for c in self.remoteCandidatesAdded { _ = self.handToLibnice(c) }
             if self.remoteGatheringDone { _ = nice_agent_peer_candidate_gathering_done(self.agent, self.streamId) }
         }
+        if delayMs == 0 { return loop.async(restart) }
+        _ = loop.after(milliseconds: delayMs, restart)
         return true
     }
 

@@ -47,6 +47,10 @@ final class SelectedPairChecks: @unchecked Sendable {
     private let message = UnsafeMutablePointer<StunMessage>.allocate(capacity: 1)
     /// The attributes the STUN agent knows (it keeps the pointer), 0-terminated.
     private let knownAttributes = UnsafeMutablePointer<UInt16>.allocate(capacity: 1)
+    /// The ICE-CONTROLLING/ICE-CONTROLLED tie-breaker of every request (RFC 8445 §7.1.3:
+    /// one per agent; libnice's own is not readable, and a role conflict is not expected
+    /// once connected).
+    private let tieBreaker = UInt64.random(in: .min ... .max)
 
     /// - Parameters: `send` sends one datagram on the selected pair (false when it cannot).
     init(loop: EventLoop, intervalMs: UInt32 = 250, limitMs: UInt32, send: @escaping @Sendable ([UInt8]) -> Bool) {
@@ -55,6 +59,7 @@ final class SelectedPairChecks: @unchecked Sendable {
         self.limitMs = limitMs
         self.send = send
         knownAttributes.initialize(to: 0)
+        message.initialize(to: StunMessage())
     }
 
     deinit {
@@ -86,7 +91,7 @@ final class SelectedPairChecks: @unchecked Sendable {
             guard let credentials = self.credentials,
                   (g_get_monotonic_time() - self.startedUs) / 1000 < gint64(self.limitMs) else { return }
             if let request = self.request(credentials), self.send(request) { self.sent += 1 }
-            self.schedule()
+            if self.timer == 0 { self.schedule() }
         }
     }
 
@@ -99,7 +104,6 @@ final class SelectedPairChecks: @unchecked Sendable {
                                             | STUN_AGENT_USAGE_USE_FINGERPRINT.rawValue))
         let username = Array("\(c.remoteUfrag):\(c.localUfrag)".utf8)
         let password = Array(c.remotePwd.utf8)
-        let tieBreaker = UInt64.random(in: .min ... .max)
         var buffer = [UInt8](repeating: 0, count: 512)
         let length = buffer.withUnsafeMutableBufferPointer { out in
             username.withUnsafeBufferPointer { user in

@@ -179,8 +179,9 @@ public final class Call: @unchecked Sendable {
     private var session: WampSession?
     private var links: [String: Link] = [:]
     /// Candidates from a peer with no connection yet (they may overtake its offer: each
-    /// topic's events reach the call on a task of their own), at most 100 per peer with
-    /// when they came; those of the last 10 s go to the connection its offer makes.
+    /// topic's events reach the call on a task of their own), at most 100 per peer and 64
+    /// peers, with when they came; those of the last 10 s go to the connection its offer
+    /// makes. Cleared when a connection to the peer is made or closed.
     private var earlyCandidates: [String: [(candidate: IceCandidateInit, topic: String, at: Date)]] = [:]
     private var ended: [PeerResult] = []
     private var state: CallState = .connecting
@@ -452,6 +453,7 @@ public final class Call: @unchecked Sendable {
     }
 
     private func startOffer(to peer: String) async throws {
+        earlyCandidates[peer] = nil  // from before our offer: not for it
         let link = try makeLink(peer: peer, offerer: true)
         let offer = try link.pc.createOffer()
         try link.pc.setLocalDescription(offer)
@@ -622,7 +624,10 @@ public final class Call: @unchecked Sendable {
 
     private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
         guard let link = links[peer] else {
-            if earlyCandidates[peer, default: []].count < 100 { earlyCandidates[peer, default: []].append((candidate, topic, Date())) }
+            earlyCandidates[peer]?.removeAll { $0.at.timeIntervalSinceNow < -10 }
+            if earlyCandidates[peer, default: []].count < 100, earlyCandidates[peer] != nil || earlyCandidates.count < 64 {
+                earlyCandidates[peer, default: []].append((candidate, topic, Date()))
+            }
             return
         }
         // Our own, echoed by the router: by our ufrag when the candidate names one, else by
@@ -704,6 +709,7 @@ public final class Call: @unchecked Sendable {
     // MARK: Ending
 
     private func closeLink(_ link: Link, publish: Bool = false) {
+        earlyCandidates[link.peer] = nil
         if let failure = link.failed { failedLinks.append(failure) }
         link.pc.close()
         let s = link.pc.getStats()

@@ -393,6 +393,7 @@ public struct VP8FrameAssembler: Sendable {
             }
         }
         // Everything before `end` is given up: consumed as consume(_:) does, all at once.
+        guard end > start else { return false }
         buffer.removeAll(in: start...end - 1) { x, _ in consumedReceived.insert(x) }
         var next = start
         var groupTimestamp: UInt32?

@@ -23,6 +23,7 @@ import TestSupport
             c.trickle = false
             c.tcp = false
             c.selectedPairCheckIntervalMs = intervalMs
+            c.restartsFailedChecks = false  // this feature alone (FailedCheckRestartTests has the other)
             return c
         }
         let a = try Peer(configuration(controlling: true))
@@ -44,12 +45,12 @@ import TestSupport
         let outageEnd = Date()
         let sentDuringOutage = a.agent.selectedPairChecksSent
         if intervalMs > 0 {
-            #expect(sentDuringOutage >= 8, "requests sent in ~3 s at 250 ms: \(sentDuringOutage)")
+            #expect(sentDuringOutage >= 6, "requests sent in ~3 s at 250 ms: \(sentDuringOutage)")
             #expect(await b.waitState(.connected, 3), "\(b.states)")
             let after = b.time(of: .state(.connected)).map { $0.timeIntervalSince(outageEnd) } ?? -1
             print("controlled side connected \(String(format: "%.2f", after)) s after the outage; "
                   + "\(sentDuringOutage) requests on the selected pair during it")
-            #expect(after < 1.5, "connected \(after) s after the outage")
+            #expect(after < 2, "connected \(after) s after the outage")
             // Both connected and no datagram came from the peer: the requests go on, at
             // most one per 250 ms.
             try await Task.sleep(for: .milliseconds(600))
@@ -75,8 +76,7 @@ import TestSupport
         let before = a.agent.selectedPairChecksSent
         #expect(before >= 1, "connected 700 ms with a silent peer: at least one request")
         #expect(b.agent.send([UInt8](repeating: 0x80, count: 10)))
-        try await Task.sleep(for: .milliseconds(200))
-        #expect(a.receivedCount == 1)
+        #expect(await eventually(5) { a.receivedCount == 1 })
         let stopped = a.agent.selectedPairChecksSent
         try await Task.sleep(for: .milliseconds(800))
         #expect(a.agent.selectedPairChecksSent == stopped, "requests after the peer's datagram")

@@ -178,11 +178,8 @@ public final class Call: @unchecked Sendable {
     // Run-task state.
     private var session: WampSession?
     private var links: [String: Link] = [:]
-    /// Candidates from a peer with no connection yet (they may overtake its offer: each
-    /// topic's events reach the call on a task of their own), at most 100 per peer and 64
-    /// peers, with when they came; those of the last 10 s go to the connection its offer
-    /// makes. Cleared when a connection to the peer is made or closed.
-    private var earlyCandidates: [String: [(candidate: IceCandidateInit, topic: String, at: Date)]] = [:]
+    /// Candidates that came before their peer's offer, for the connection it makes.
+    private var earlyCandidates = EarlyCandidates()
     private var ended: [PeerResult] = []
     private var state: CallState = .connecting
     private var establishedAt: Date?
@@ -408,7 +405,7 @@ public final class Call: @unchecked Sendable {
             do { try await startOffer(to: from) } catch { return drop(topic, "cannot call \(from): \(error)") }
         case roomTopic("close"):
             onEvent(.peerLeft(from))
-            earlyCandidates[from] = nil
+            earlyCandidates.forget(from)
             if let link = links[from] {
                 link.closedByPeer = true
                 closeLink(link)
@@ -453,7 +450,7 @@ public final class Call: @unchecked Sendable {
     }
 
     private func startOffer(to peer: String) async throws {
-        earlyCandidates[peer] = nil  // from before our offer: not for it
+        earlyCandidates.forget(peer)  // from before our offer: not for it
         let link = try makeLink(peer: peer, offerer: true)
         let offer = try link.pc.createOffer()
         try link.pc.setLocalDescription(offer)
@@ -548,8 +545,8 @@ public final class Call: @unchecked Sendable {
         }
         link.offerIdentity = identity
         onEvent(.milestone("offerReceived", peer: peer))
-        for held in earlyCandidates.removeValue(forKey: peer) ?? [] where held.at.timeIntervalSinceNow > -10 {
-            remoteCandidate(held.candidate, peer: peer, topic: held.topic)  // the connection holds them until the offer is set
+        for held in earlyCandidates.take(for: peer) {  // the connection holds them until the offer is set
+            remoteCandidate(held.candidate, peer: peer, topic: held.topic)
         }
         do {
             try link.pc.setRemoteDescription(offer)
@@ -623,13 +620,7 @@ public final class Call: @unchecked Sendable {
     }
 
     private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
-        guard let link = links[peer] else {
-            earlyCandidates[peer]?.removeAll { $0.at.timeIntervalSinceNow < -10 }
-            if earlyCandidates[peer, default: []].count < 100, earlyCandidates[peer] != nil || earlyCandidates.count < 64 {
-                earlyCandidates[peer, default: []].append((candidate, topic, Date()))
-            }
-            return
-        }
+        guard let link = links[peer] else { return earlyCandidates.hold(candidate, topic: topic, from: peer) }
         // Our own, echoed by the router: by our ufrag when the candidate names one, else by
         // its text (never for end-of-candidates, whose text is the same from both sides).
         if let ufrag = candidate.usernameFragment, !ufrag.isEmpty {
@@ -709,7 +700,7 @@ public final class Call: @unchecked Sendable {
     // MARK: Ending
 
     private func closeLink(_ link: Link, publish: Bool = false) {
-        earlyCandidates[link.peer] = nil
+        earlyCandidates.forget(link.peer)
         if let failure = link.failed { failedLinks.append(failure) }
         link.pc.close()
         let s = link.pc.getStats()

@@ -23,18 +23,13 @@ import TestSupport
     @Test(arguments: [6, 3])
     func aControllingSideDeafForSixSeconds(sends: UInt32) async throws {
         let connects = sends == 6
-        func configuration(controlling: Bool) -> IceAgent.Configuration {
-            var c = IceAgent.Configuration(controlling: controlling)
-            c.localAddresses = ["127.0.0.1"]
-            c.trickle = false
-            c.tcp = false
-            c.checkRetransmissions = sends
-            c.idleTimeoutMs = connects ? 30_000 : 5_000
-            c.restartsFailedChecks = false  // libnice's own behaviour (FailedCheckRestartTests has the rest)
-            return c
+        let adjust: (inout IceAgent.Configuration) -> Void = {
+            $0.checkRetransmissions = sends
+            $0.idleTimeoutMs = connects ? 30_000 : 5_000
+            $0.restartsFailedChecks = false  // libnice's own behaviour (FailedCheckRestartTests has the rest)
         }
-        let a = try Peer(configuration(controlling: true))
-        let b = try Peer(configuration(controlling: false))
+        let a = try Peer(.udpLoopback(controlling: true, adjust))
+        let b = try Peer(.udpLoopback(controlling: false, adjust))
         defer { a.agent.close(); b.agent.close() }
         try a.agent.gather()
         try b.agent.gather()

@@ -17,30 +17,20 @@ import TestSupport
     /// is checked again (RFC 8445 §7.3.1.4), now answered, and nominated.
     @Test(arguments: [true, false])
     func aStallWhereNeitherSideChecksAnyMoreEnds(restarts: Bool) async throws {
-        func configuration(controlling: Bool) -> IceAgent.Configuration {
-            var c = IceAgent.Configuration(controlling: controlling)
-            c.localAddresses = ["127.0.0.1"]
-            c.trickle = false
-            c.tcp = false
-            c.restartsFailedChecks = restarts
-            return c
+        let adjust: (inout IceAgent.Configuration) -> Void = {
+            $0.restartsFailedChecks = restarts
         }
-        let a = try Peer(configuration(controlling: true))
-        let b = try Peer(configuration(controlling: false))
+        let a = try Peer(.udpLoopback(controlling: true, adjust))
+        let b = try Peer(.udpLoopback(controlling: false, adjust))
         defer { a.agent.close(); b.agent.close() }
         try await Peer.gather(a, b)
         let port = try #require(b.candidates.first { $0.transport.lowercased() == "udp" }?.port)
-        let rule = ["INPUT", "-p", "udp", "-d", "127.0.0.1", "--dport", String(port),
-                    "-m", "u32", "--u32", "0>>22&0x3C@8>>16=0x0001", "-j", "DROP"]
-        #expect(await CheckRetransmissionTests.iptables(["-I"] + rule), "iptables could not add the rule (needs root, xt_u32)")
-        var ruleIn = true
-        defer { if ruleIn { _ = try? TestServices.runBlocking("/usr/sbin/iptables", ["-D"] + rule, timeout: 10) } }
+        let rule = await StunDropRule(port: port, messageType: 0x0001)
         let start = Date()
         try Peer.introduce(a, b)
         try await Task.sleep(for: .seconds(3))
         #expect(!a.states.contains(.connected) && !b.states.contains(.connected), "a \(a.states), b \(b.states)")
-        #expect(await CheckRetransmissionTests.iptables(["-D"] + rule))
-        ruleIn = false
+        await rule.remove()
         if restarts {
             #expect(await a.waitState(.connected, 12), "\(a.states)")
             #expect(await b.waitState(.connected, 12), "\(b.states)")

@@ -17,31 +17,21 @@ import TestSupport
     /// controlled side is still not connected 3 s after the outage.
     @Test(arguments: [250, 0] as [UInt32])
     func aControlledSideWhoseChecksFailedConnects(intervalMs: UInt32) async throws {
-        func configuration(controlling: Bool) -> IceAgent.Configuration {
-            var c = IceAgent.Configuration(controlling: controlling)
-            c.localAddresses = ["127.0.0.1"]
-            c.trickle = false
-            c.tcp = false
-            c.selectedPairCheckIntervalMs = intervalMs
-            c.restartsFailedChecks = false  // this feature alone (FailedCheckRestartTests has the other)
-            return c
+        let adjust: (inout IceAgent.Configuration) -> Void = {
+            $0.selectedPairCheckIntervalMs = intervalMs
+            $0.restartsFailedChecks = false  // this feature alone (FailedCheckRestartTests has the other)
         }
-        let a = try Peer(configuration(controlling: true))
-        let b = try Peer(configuration(controlling: false))
+        let a = try Peer(.udpLoopback(controlling: true, adjust))
+        let b = try Peer(.udpLoopback(controlling: false, adjust))
         defer { a.agent.close(); b.agent.close() }
         try await Peer.gather(a, b)
         let port = try #require(b.candidates.first { $0.transport.lowercased() == "udp" }?.port)
-        let rule = ["INPUT", "-p", "udp", "-d", "127.0.0.1", "--dport", String(port),
-                    "-m", "u32", "--u32", "0>>22&0x3C@8>>16=0x0101", "-j", "DROP"]
-        #expect(await CheckRetransmissionTests.iptables(["-I"] + rule), "iptables could not add the rule (needs root, xt_u32)")
-        var ruleIn = true
-        defer { if ruleIn { _ = try? TestServices.runBlocking("/usr/sbin/iptables", ["-D"] + rule, timeout: 10) } }
+        let rule = await StunDropRule(port: port, messageType: 0x0101)
         try Peer.introduce(a, b)
         #expect(await a.waitState(.connected, 2), "the controlling side's check had its response: \(a.states)")
         try await Task.sleep(for: .seconds(3))
         #expect(!b.states.contains(.connected), "every response to the controlled side was dropped, yet it connected")
-        #expect(await CheckRetransmissionTests.iptables(["-D"] + rule))
-        ruleIn = false
+        await rule.remove()
         let outageEnd = Date()
         let sentDuringOutage = a.agent.selectedPairChecksSent
         if intervalMs > 0 {

@@ -341,15 +341,7 @@ public final class IceAgent: @unchecked Sendable {
             checkingTimer = 0
         }
         if next != .disconnected { stateBeforeInactivity = nil }
-        if next == .checking, checkingTimer == 0 {
-            let timeout = configuration.checkingTimeoutMs
-            checkingTimer = loop.after(milliseconds: timeout) { [weak self] in
-                guard let self else { return }
-                self.checkingTimer = 0
-                guard !self.isClosed, !self.wasConnected else { return }
-                self.transition(to: .failed)
-            }
-        }
+        if next == .checking { startCheckingTimer() }
         _state = next
         onEvent(.state(next))
         if next == .connected || next == .completed {
@@ -364,6 +356,19 @@ public final class IceAgent: @unchecked Sendable {
         let controlling = GObjectProperty.bool(UnsafeMutableRawPointer(agent), "controlling-mode")
         pairChecks.start(.init(localUfrag: _localUfrag, remoteUfrag: remote.ufrag, remotePwd: remote.pwd, controlling: controlling,
                                priority: SelectedPairChecks.peerReflexivePriority(of: pair.local.priority)))
+    }
+
+    /// Starts the ``Configuration/checkingTimeoutMs`` limit unless it runs (loop thread):
+    /// when checks start, or when the remote credentials come, whichever is first, so a
+    /// peer that sends no usable candidate at all still ends in `failed`.
+    private func startCheckingTimer() {
+        guard checkingTimer == 0, !wasConnected, !isClosed else { return }
+        checkingTimer = loop.after(milliseconds: configuration.checkingTimeoutMs) { [weak self] in
+            guard let self else { return }
+            self.checkingTimer = 0
+            guard !self.isClosed, !self.wasConnected else { return }
+            self.transition(to: .failed)
+        }
     }
 
     private func pairSelected(_ local: UnsafeMutablePointer<NiceCandidate>, _ remote: UnsafeMutablePointer<NiceCandidate>) {
@@ -391,6 +396,7 @@ public final class IceAgent: @unchecked Sendable {
             GObjectProperty.set(UnsafeMutableRawPointer(agent), "stun-max-retransmissions", uint: retransmissions)
             _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd)
             remoteCredentials = (ufrag, pwd)
+            startCheckingTimer()
         }
     }
 

@@ -181,6 +181,23 @@ func exchange(_ a: Peer, _ b: Peer, count: Int, paceMs: UInt64 = 0) async {
         #expect(!a.states.contains(.connected))
     }
 
+    /// A peer that gives no usable candidate at all (e.g. a relay-only offerer whose TURN
+    /// allocation failed): no check ever starts, yet the time limit runs from the remote
+    /// credentials, so the agent still ends in `failed` (a call waited forever so).
+    @Test func noRemoteCandidateStillFailsAtTheCheckingTimeout() async throws {
+        var c = IceAgent.Configuration.udpLoopback(controlling: false)
+        c.checkingTimeoutMs = 2_000
+        let a = try Peer(c)
+        defer { a.agent.close() }
+        try a.agent.gather()
+        #expect(await a.waitGathered())
+        let start = Date()
+        a.agent.setRemoteCredentials(ufrag: "ABCD", pwd: "0123456789012345678901")
+        #expect(await a.waitState(.failed, 8), "\(a.states)")
+        let elapsed = (a.time(of: .state(.failed)) ?? Date()).timeIntervalSince(start)
+        #expect(elapsed >= 1.8 && elapsed < 5, "failed after \(elapsed) s; the checking timeout is 2 s")
+    }
+
     /// Names of this process's threads that GLib or libnice started (not Swift's pool).
     static func glibThreads() -> [String] {
         let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []

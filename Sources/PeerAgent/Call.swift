@@ -740,7 +740,7 @@ public final class Call: @unchecked Sendable {
             if establishedAt == nil, let failure = failedLinks.first {
                 exit = failure.code
                 finalState = .failed
-                why = failure.reason
+                why = failure.reason + (reached.map { ": the call was never established (reached: \($0.step))" } ?? "")
             } else if let reached {
                 // A call that never connected is never a pass, however it ended.
                 exit = reached.code

@@ -754,6 +754,9 @@ public final class Call: @unchecked Sendable {
             } else {
                 exit = ExitCode.ok
             }
+        } else if final == .failed, let reached, let text = why, text.hasPrefix("ICE") || text.hasPrefix("DTLS") {
+            // A transport failure before `established` names the step reached too.
+            why = text + ": the call was never established (reached: \(reached.step))"
         }
         return finish(code: exit ?? ExitCode.ok, state: finalState, reason: why)
     }

@@ -584,8 +584,13 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Asks the remote sender of `transceiver`'s video for a key frame now: sends a PLI
     /// (RFC 4585 §6.3.1), at most one per 100 ms. Does nothing before media flows.
-    public func requestKeyframe(_ transceiver: RtpTransceiver) {
-        sendFeedback(transceiver.receiver.requestKeyframe())
+    /// - Returns: whether a PLI went out (false: before media, or within 100 ms of the
+    ///   last one, whose key frame is on its way).
+    @discardableResult
+    public func requestKeyframe(_ transceiver: RtpTransceiver) -> Bool {
+        let pli = transceiver.receiver.requestKeyframe()
+        sendFeedback(pli)
+        return !pli.isEmpty
     }
 
     /// The most remote candidates one connection takes (from descriptions and trickle

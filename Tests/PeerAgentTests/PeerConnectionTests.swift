@@ -215,8 +215,16 @@ final class PairEvents: @unchecked Sendable {
         va.sender.queue.sync { va.sender.onFrameSent = { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } } }
         var delays: [Int64] = []
         for _ in 0..<3 {
-            let sentAt = monotonicMs()
-            pair.b.requestKeyframe(vb)
+            // B may have sent a PLI of its own (a frame late under load) in the last 100 ms,
+            // which rate-limits ours: then ask again once the 100 ms are over.
+            var asked = monotonicMs()
+            var tries = 1
+            while !pair.b.requestKeyframe(vb), tries < 5 {
+                try await Task.sleep(nanoseconds: 110_000_000)
+                asked = monotonicMs()
+                tries += 1
+            }
+            let sentAt = asked
             #expect(await pair.wait(2) { times.lock.withLock { times.keyframes.contains { $0 >= sentAt } } })
             if let k = times.lock.withLock({ times.keyframes.first { $0 >= sentAt } }) { delays.append(k - sentAt) }
             try await Task.sleep(nanoseconds: 300_000_000)

@@ -306,8 +306,9 @@ public enum IVFError: Error, Equatable, CustomStringConvertible {
 ///   could not use them) but counted in ``framesSkippedBeforeKeyframe``.
 /// - Each frame's 12-byte header and data go to the file in one `write(2)`.
 /// - The header's frame count is rewritten when a write finds the last rewrite at least
-///   `headerRewriteInterval` seconds old, by a timer every `headerRewriteInterval` seconds
-///   when frames were written since (so an idle writer's header is never stale for long),
+///   `headerRewriteInterval` seconds old, every `headerRewriteInterval` seconds on a
+///   ``MediaThread`` when frames were written since (so an idle writer's header is never
+///   stale for long),
 ///   and on ``close()`` and `deinit`, so a killed process leaves a file vpxdec reads to its
 ///   last whole frame.
 ///
@@ -327,8 +328,10 @@ public final class IVFWriter: @unchecked Sendable {
     private var started = false
     /// Frames were written since the header's frame count was last rewritten.
     private var dirty = false
-    /// Rewrites a dirty header every `headerRewriteInterval` s; cancelled on close.
-    private var timer: DispatchSourceTimer?
+    /// Where the rewrite every `headerRewriteInterval` s runs.
+    private let refresher: MediaThread
+    /// The refresher is this writer's own (stopped on close), not the caller's.
+    private let ownsRefresher: Bool
 
     /// Frames written to the file so far.
     public var framesWritten: Int { lock.withLock { _framesWritten } }
@@ -340,8 +343,10 @@ public final class IVFWriter: @unchecked Sendable {
     public var currentHeader: IVFHeader { lock.withLock { header } }
 
     /// Creates (or truncates) `path` and writes a header for 0 frames of size 0×0.
+    /// The periodic header rewrite runs on `thread` (the receiving track's), or on a
+    /// thread of the writer's own, ended by ``close()``, when it is nil.
     /// Throws ``IVFError/io(_:)``.
-    public init(path: String, headerRewriteInterval: Double = 1.0) throws(IVFError) {
+    public init(path: String, headerRewriteInterval: Double = 1.0, thread: MediaThread? = nil) throws(IVFError) {
         self.path = path
         self.headerRewriteInterval = headerRewriteInterval
         do {
@@ -349,22 +354,29 @@ public final class IVFWriter: @unchecked Sendable {
             try file.append(header.bytes)
         } catch { throw .io(error) }
         lastHeaderWrite = mediaMonotonicSeconds()
-        let t = DispatchSource.makeTimerSource(queue: DispatchQueue(label: "peer.media.ivfwriter.header"))
-        let period = DispatchTimeInterval.milliseconds(Int(max(0.01, headerRewriteInterval) * 1000))
-        t.schedule(deadline: .now() + period, repeating: period, leeway: .milliseconds(50))
-        t.setEventHandler { [weak self] in self?.refreshHeader() }
-        t.resume()
-        timer = t
+        refresher = thread ?? MediaThread(name: "peer.ivf.header")
+        ownsRefresher = thread == nil
+        scheduleRefresh()
     }
 
     deinit { try? closeLocked() }
 
-    /// The timer's work: rewrite the frame count if frames were written since the last rewrite.
+    /// Queues the next ``refreshHeader()``, `headerRewriteInterval` (at least 10 ms) from now.
+    private func scheduleRefresh() {
+        let due = DispatchTime.now().uptimeNanoseconds + UInt64(max(0.01, headerRewriteInterval) * 1e9)
+        refresher.async(atUptimeNanoseconds: due) { [weak self] in self?.refreshHeader() }
+    }
+
+    /// The periodic work: rewrite the frame count if frames were written since the last
+    /// rewrite, and queue the next one while the file is open.
     private func refreshHeader() {
         lock.mediaLocked {
-            guard file.isOpen, dirty else { return }
-            try? writeCount()
-            lastHeaderWrite = mediaMonotonicSeconds()
+            guard file.isOpen else { return }
+            if dirty {
+                try? writeCount()
+                lastHeaderWrite = mediaMonotonicSeconds()
+            }
+            scheduleRefresh()
         }
     }
 
@@ -420,8 +432,7 @@ public final class IVFWriter: @unchecked Sendable {
     }
 
     private func closeLocked() throws(IVFError) {
-        timer?.cancel()
-        timer = nil
+        if ownsRefresher { refresher.stop() }
         guard file.isOpen else { return }
         defer { try? file.close() }
         try writeCount()

@@ -2,12 +2,12 @@ import Dispatch
 import Foundation
 
 /// Delivers items (video frames, audio blocks) in real time by their media
-/// timestamps, on a serial dispatch queue (the media queue of one track).
+/// timestamps, on one track's ``MediaThread``.
 ///
 /// The pacer pulls the next item, waits until its timestamp is due, hands it to
 /// `deliver`, and pulls again. Deadlines are absolute — `start + timestamp /
 /// clockRate` on the monotonic clock — so timer jitter never accumulates into
-/// drift. When the queue falls behind (a slow encoder) items are delivered at
+/// drift. When the thread falls behind (a slow encoder) items are delivered at
 /// once; when it falls behind by more than ``maximumLagMs`` the schedule is
 /// re-based to now, so a stall does not end in a burst. A gap in timestamps
 /// (an IVF file with a pause) is waited out like any other deadline, up to
@@ -19,11 +19,11 @@ import Foundation
 /// ``stop()`` then ``start()`` starts a new run: work the old run had queued is
 /// recognised by its generation number and dropped, so the two runs never overlap.
 ///
-/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `queue`;
+/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `thread`;
 /// the mutable state is confined to it, hence `@unchecked Sendable`.
 public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
-    /// The queue every callback runs on.
-    public let queue: DispatchQueue
+    /// The thread every callback runs on.
+    public let thread: MediaThread
     /// Ticks per second of the items' timestamps (90 000 for video, 48 000 for audio).
     public let clockRate: Int64
     /// How late (ms) delivery may fall before the schedule is re-based; default 500 ms, ≥ 0.
@@ -40,7 +40,6 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     private var baseNanos: UInt64 = 0
     private var baseTimestamp: Int64 = 0
     private var lastTimestamp: Int64?
-    private var timer: DispatchSourceTimer?
     private var running = false
     /// Incremented by every start and stop; queued work of an older run sees a different
     /// value and does nothing.
@@ -51,7 +50,7 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     /// Creates a stopped pacer.
     ///
     /// - Parameters:
-    ///   - queue: the serial queue every callback runs on.
+    ///   - thread: the thread every callback runs on.
     ///   - clockRate: ticks per second of `timestamp(item)`; must be ≥ 1.
     ///   - pull: returns the next item, nil at the end of the source, or throws
     ///     (the pacer stops and passes the error to `finished`).
@@ -61,10 +60,10 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     ///     not called after ``stop()``.
     ///   - maximumLagMs: see ``maximumLagMs``; negative values count as 0.
     ///   - maximumWaitMs: see ``maximumWaitMs``; values below 1 count as 1.
-    public init(queue: DispatchQueue, clockRate: Int64, pull: @escaping () throws -> Item?,
+    public init(thread: MediaThread, clockRate: Int64, pull: @escaping () throws -> Item?,
                 timestamp: @escaping (Item) -> Int64, deliver: @escaping (Item) -> Void,
                 finished: @escaping (Error?) -> Void, maximumLagMs: Int64 = 500, maximumWaitMs: Int64 = 10_000) {
-        self.queue = queue
+        self.thread = thread
         self.clockRate = max(1, clockRate)
         self.maximumLagMs = max(0, maximumLagMs)
         self.maximumWaitMs = max(1, maximumWaitMs)
@@ -77,7 +76,7 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     /// Starts pacing: the first item is delivered at once, the rest on their deadlines.
     /// Calling it while running does nothing.
     public func start() {
-        queue.async { [self] in
+        thread.async { [self] in
             guard !running else { return }
             running = true
             generation &+= 1
@@ -87,24 +86,22 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         }
     }
 
-    /// Stops pacing; no callback runs after the queue has processed this call (work the
+    /// Stops pacing; no callback runs after the thread has run this call (work the
     /// stopped run had queued is dropped, even after a new ``start()``).
     public func stop() {
-        queue.async { [self] in
+        thread.async { [self] in
             running = false
             generation &+= 1
-            timer?.cancel()
-            timer = nil
         }
     }
 
     /// Items delivered so far and how many times the schedule was re-based.
-    /// Waits for ``queue``: never read it from a callback (that would deadlock).
+    /// Waits for ``thread`` (from a callback it reads them at once).
     public var counts: (delivered: Int, rebased: Int) {
-        queue.sync { (delivered, rebased) }
+        thread.sync { (delivered, rebased) }
     }
 
-    /// Pulls one item and schedules it (runs on `queue`).
+    /// Pulls one item and schedules it (runs on `thread`).
     private func step() {
         guard running else { return }
         let item: Item?
@@ -135,33 +132,24 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         }
         let run = generation
         if due <= now {
-            // Through the queue, not a direct call: a run of late items must not recurse.
-            queue.async { [self] in
+            // Through the thread's queue, not a direct call: a run of late items must not recurse.
+            thread.async { [self] in
                 guard run == generation else { return }
                 deliverAndContinue(item)
             }
         } else {
-            let t = timer ?? {
-                let t = DispatchSource.makeTimerSource(flags: .strict, queue: queue)
-                t.resume()
-                timer = t
-                return t
-            }()
-            // Strong on purpose: a running pacer keeps itself alive (like a thread) until
-            // it finishes or is stopped, which cancels and drops the timer.
-            t.setEventHandler { [self] in
+            // Strong on purpose: a running pacer keeps itself alive until its next item is
+            // due (a stopped run's item then does nothing), or the thread stops.
+            thread.async(atUptimeNanoseconds: due) { [self] in
                 guard run == generation else { return }
                 deliverAndContinue(item)
             }
-            t.schedule(deadline: DispatchTime(uptimeNanoseconds: due), leeway: .microseconds(200))
         }
     }
 
-    /// The source ended or failed: drop the timer (releasing the pacer) and report.
+    /// The source ended or failed: report.
     private func end(_ error: Error?) {
         running = false
-        timer?.cancel()
-        timer = nil
         finished(error)
     }
 

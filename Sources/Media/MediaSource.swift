@@ -18,7 +18,7 @@ public enum VideoSourceFrame: Sendable {
 }
 
 /// A source of video frames, pulled one at a time by a ``MediaPacer`` on the
-/// track's media queue (it is used from that one queue only).
+/// track's media thread (it is used from that one thread only).
 public protocol VideoSource: AnyObject {
     /// Nominal frames per second (for the encoder's configuration).
     var frameRate: Double { get }
@@ -31,7 +31,7 @@ public protocol VideoSource: AnyObject {
 }
 
 /// A source of audio, pulled one block at a time (48 kHz, 16-bit) by a
-/// ``MediaPacer`` on the track's media queue.
+/// ``MediaPacer`` on the track's media thread.
 public protocol AudioSource: AnyObject {
     /// Channel count: 1 or 2.
     var channels: Int { get }
@@ -42,12 +42,12 @@ public protocol AudioSource: AnyObject {
 }
 
 extension MediaPacer where Item == VideoSourceFrame {
-    /// A pacer that pulls `source` at its frames' 90 kHz timestamps on `queue`.
-    /// `deliver` and `finished` run on `queue`.
-    public convenience init(video source: VideoSource, queue: DispatchQueue,
+    /// A pacer that pulls `source` at its frames' 90 kHz timestamps on `thread`.
+    /// `deliver` and `finished` run on `thread`.
+    public convenience init(video source: VideoSource, thread: MediaThread,
                             deliver: @escaping (VideoSourceFrame) -> Void,
                             finished: @escaping (Error?) -> Void) {
-        self.init(queue: queue, clockRate: 90_000, pull: { try source.nextFrame() },
+        self.init(thread: thread, clockRate: 90_000, pull: { try source.nextFrame() },
                   timestamp: { $0.timestamp }, deliver: deliver, finished: finished)
     }
 }
@@ -57,28 +57,28 @@ extension MediaPacer where Item == AudioFrame {
     public static var audioFrameDurationsMs: [Int] { [10, 20, 40, 60] }
 
     /// A pacer that pulls `source` in blocks of `frameDurationMs` (10/20/40/60 ms
-    /// for Opus) at their 48 kHz timestamps on `queue`.
+    /// for Opus) at their 48 kHz timestamps on `thread`.
     ///
     /// Any other value (0 or negative would pull empty blocks forever) is replaced by
-    /// 20 ms; use ``init(audio:checkedFrameDurationMs:queue:deliver:finished:)`` to get an
-    /// error instead. `deliver` and `finished` run on `queue`.
-    public convenience init(audio source: AudioSource, frameDurationMs: Int, queue: DispatchQueue,
+    /// 20 ms; use ``init(audio:checkedFrameDurationMs:thread:deliver:finished:)`` to get an
+    /// error instead. `deliver` and `finished` run on `thread`.
+    public convenience init(audio source: AudioSource, frameDurationMs: Int, thread: MediaThread,
                             deliver: @escaping (AudioFrame) -> Void,
                             finished: @escaping (Error?) -> Void) {
         let ms = Self.audioFrameDurationsMs.contains(frameDurationMs) ? frameDurationMs : 20
         let count = AudioFrame.sampleRate * ms / 1000
-        self.init(queue: queue, clockRate: Int64(AudioFrame.sampleRate),
+        self.init(thread: thread, clockRate: Int64(AudioFrame.sampleRate),
                   pull: { try source.nextFrame(sampleCount: count) },
                   timestamp: { $0.timestamp }, deliver: deliver, finished: finished)
     }
 
-    /// Like ``init(audio:frameDurationMs:queue:deliver:finished:)`` but refuses a block
+    /// Like ``init(audio:frameDurationMs:thread:deliver:finished:)`` but refuses a block
     /// duration other than 10, 20, 40 or 60 ms with ``OpusCodecError/badFrameDuration(ms:)``
     /// naming the value.
-    public convenience init(audio source: AudioSource, checkedFrameDurationMs frameDurationMs: Int, queue: DispatchQueue,
+    public convenience init(audio source: AudioSource, checkedFrameDurationMs frameDurationMs: Int, thread: MediaThread,
                             deliver: @escaping (AudioFrame) -> Void,
                             finished: @escaping (Error?) -> Void) throws(OpusCodecError) {
         guard Self.audioFrameDurationsMs.contains(frameDurationMs) else { throw .badFrameDuration(ms: frameDurationMs) }
-        self.init(audio: source, frameDurationMs: frameDurationMs, queue: queue, deliver: deliver, finished: finished)
+        self.init(audio: source, frameDurationMs: frameDurationMs, thread: thread, deliver: deliver, finished: finished)
     }
 }

@@ -28,11 +28,11 @@ public struct ReceiveOptions: Sendable, Equatable {
 
 /// The W3C `RTCRtpReceiver` of one transceiver: statistics (RFC 3550 A.1–A.8),
 /// NACK generation, VP8 frame assembly / Opus depayloading, PLI after a lost
-/// frame, and the sinks (IVF, Ogg Opus, WAV writers, decoders) on a sink queue
+/// frame, and the sinks (IVF, Ogg Opus, WAV writers, decoders) on a sink thread
 /// so file I/O and decoding never stall the network thread.
 ///
 /// Threading: ``handle(_:payloadBytes:)`` and ``tick(nowMs:)`` run on the event-loop
-/// thread; the network-side state is behind `lock`; sinks run on `sinkQueue`.
+/// thread; the network-side state is behind `lock`; sinks run on `sinkThread`.
 final class RtpReceiver: @unchecked Sendable {
     let kind: MediaKind
     let options: ReceiveOptions
@@ -40,7 +40,7 @@ final class RtpReceiver: @unchecked Sendable {
     /// on the same transceiver, else a random one).
     let localSSRC: UInt32
     private let lock = NSLock()
-    private let sinkQueue: DispatchQueue
+    private let sinkThread: MediaThread
 
     // Network side (lock).
     private(set) var mid: String?
@@ -64,7 +64,7 @@ final class RtpReceiver: @unchecked Sendable {
     /// arrives, with the mid. Set before media flows.
     var onFirstFrame: (@Sendable (String) -> Void)?
 
-    // Sink side (sinkQueue).
+    // Sink side (sinkThread).
     private var ivf: IVFWriter?
     private var ogg: OggOpusWriter?
     private var wav: WAVWriter?
@@ -73,7 +73,7 @@ final class RtpReceiver: @unchecked Sendable {
     private var sinkStats = SinkStats()
     private var sinkErrors: [String] = []
 
-    /// What the sinks counted (sinkQueue).
+    /// What the sinks counted (sinkThread).
     struct SinkStats: Sendable {
         var framesDecoded = 0, keyFramesDecoded = 0, framesWritten = 0
         var width: Int?, height: Int?
@@ -86,7 +86,7 @@ final class RtpReceiver: @unchecked Sendable {
         self.kind = kind
         self.options = options
         self.localSSRC = localSSRC
-        sinkQueue = DispatchQueue(label: "peer.sink.\(kind)")
+        sinkThread = MediaThread(name: "peer.sink.\(kind)")
         stats = InboundRTPStats(id: "IT-\(kind)-\(localSSRC)", timestamp: 0, ssrc: 0, kind: "\(kind)")
         if kind == .video {
             stats.pliCount = 0
@@ -191,20 +191,22 @@ final class RtpReceiver: @unchecked Sendable {
         }
     }
 
-    /// Ends reception: flushes the assembler and closes the files (waits for the sink queue).
+    /// Ends reception: flushes the assembler, closes the files (waits for the sink thread)
+    /// and ends the sink thread.
     func close() {
         lock.withLock {
             if !ended { drain() }
             ended = true
         }
-        sinkQueue.sync {
+        sinkThread.sync {
             try? ivf?.close()
             try? ogg?.close()
             try? wav?.close()
         }
+        sinkThread.stop()
     }
 
-    /// A snapshot of the `inbound-rtp` statistics (waits for the sink queue).
+    /// A snapshot of the `inbound-rtp` statistics (waits for the sink thread).
     func snapshot() -> InboundRTPStats {
         var s = lock.withLock { () -> InboundRTPStats in
             var s = stats
@@ -214,7 +216,7 @@ final class RtpReceiver: @unchecked Sendable {
                 + opusDepayloader.counters.duplicatePackets + opusDepayloader.counters.latePackets
             return s
         }
-        let sink = sinkQueue.sync { sinkStats }
+        let sink = sinkThread.sync { sinkStats }
         s.timestamp = unixTimeMs()
         s.framesWritten = sink.framesWritten
         if kind == .video {
@@ -233,10 +235,10 @@ final class RtpReceiver: @unchecked Sendable {
 
     /// The frame numbers read from decoded frames' markers, in arrival order (video,
     /// decoding on); the test pattern's way of saying which frames arrived.
-    func markers() -> [Int] { sinkQueue.sync { sinkStats.markers } }
+    func markers() -> [Int] { sinkThread.sync { sinkStats.markers } }
 
     /// Problems the sinks met (a file that could not be written), oldest first.
-    func errors() -> [String] { sinkQueue.sync { sinkErrors } }
+    func errors() -> [String] { sinkThread.sync { sinkErrors } }
 
     // MARK: Under lock
 
@@ -264,7 +266,7 @@ final class RtpReceiver: @unchecked Sendable {
             let ts = arrived(timestamp: frame.timestamp, now: now)
             let encoded = EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
                                             width: frame.width, height: frame.height)
-            sinkQueue.async { [self] in sinkVideo(encoded) }
+            sinkThread.async { [self] in sinkVideo(encoded) }
             return []
         case let .lost(loss):
             stats.framesDropped = (stats.framesDropped ?? 0) + max(1, loss.frames.count)
@@ -278,10 +280,10 @@ final class RtpReceiver: @unchecked Sendable {
         case let .packet(packet):
             let ts = arrived(timestamp: packet.timestamp, now: now)
             let frame = EncodedAudioFrame(data: packet.data, sampleCount: packet.sampleCount ?? 960, timestamp: ts)
-            sinkQueue.async { [self] in sinkAudio(frame, gapBefore: nil) }
+            sinkThread.async { [self] in sinkAudio(frame, gapBefore: nil) }
         case let .gap(gap):
             let samples = Int(gap.duration)
-            sinkQueue.async { [self] in sinkAudio(nil, gapBefore: samples) }
+            sinkThread.async { [self] in sinkAudio(nil, gapBefore: samples) }
         }
     }
 
@@ -314,11 +316,11 @@ final class RtpReceiver: @unchecked Sendable {
         }
     }
 
-    // MARK: Sink queue
+    // MARK: Sink thread
 
     private func sinkVideo(_ frame: EncodedVideoFrame) {
         if ivf == nil, let path = options.ivfPath {
-            do { ivf = try IVFWriter(path: path) } catch { sinkErrors.append("\(error)") }
+            do { ivf = try IVFWriter(path: path, thread: sinkThread) } catch { sinkErrors.append("\(error)") }
         }
         if let ivf {
             do {

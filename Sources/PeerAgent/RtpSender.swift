@@ -32,21 +32,21 @@ public struct SendEncoding: Sendable, Equatable {
 /// and sends through the bundle's ``DtlsSrtpTransport``; answers PLI/FIR with a key
 /// frame and NACK with retransmissions; writes its part of the RTCP sender report.
 ///
-/// Threading: everything runs on the sender's own serial media queue; the public
-/// entry points hop onto it.
+/// Threading: everything runs on the sender's own ``MediaThread`` (started with the
+/// sender, ended by ``stop()``); the public entry points hop onto it.
 final class RtpSender: @unchecked Sendable {
     let kind: MediaKind
     let ssrc: UInt32
     let cname: String
     let encoding: SendEncoding
-    let queue: DispatchQueue
+    let thread: MediaThread
 
-    // Set at negotiation (before start), then only read on `queue`.
+    // Set at negotiation (before start), then only read on `thread`.
     private var payloadType: UInt8 = 0
     private var midExtension: RTPHeaderExtension?
     private var transport: DtlsSrtpTransport?
 
-    // Media queue state.
+    // Media thread state.
     private let videoSource: VideoSource?
     private let audioSource: AudioSource?
     private var videoPacer: MediaPacer<VideoSourceFrame>?
@@ -64,14 +64,14 @@ final class RtpSender: @unchecked Sendable {
     private var lastRTPTimestamp: UInt32 = 0
     private var lastSentAtNanos: UInt64 = 0
     /// What a sender report needs (counts, last RTP timestamp and when it was sent),
-    /// published by the media queue after each send, so the RTCP timer on the event-loop
-    /// thread reads it without waiting behind an encode on the queue.
+    /// published by the media thread after each send, so the RTCP timer on the event-loop
+    /// thread reads it without waiting behind an encode on the thread.
     private struct ReportBasis { var packets = 0, octets = 0, rtpTimestamp: UInt32 = 0, sentAtNanos: UInt64 = 0 }
     private let reportBasis = Mutex(ReportBasis())
     private var stats: OutboundRTPStats
     private var started = false
     private var lastFIRSequence: UInt8?
-    /// Called (on the queue) when a frame was sent: whether it was a key frame.
+    /// Called (on the thread) when a frame was sent: whether it was a key frame.
     var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
 
     /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
@@ -84,7 +84,7 @@ final class RtpSender: @unchecked Sendable {
         self.encoding = encoding
         self.videoSource = video
         self.audioSource = audio
-        queue = DispatchQueue(label: "peer.send.\(kind)")
+        thread = MediaThread(name: "peer.send.\(kind)")
         stats = OutboundRTPStats(id: "OT-\(kind)-\(ssrc)", timestamp: 0, ssrc: ssrc, kind: "\(kind)")
         if kind == .video {
             stats.framesEncoded = 0
@@ -99,7 +99,7 @@ final class RtpSender: @unchecked Sendable {
 
     /// Applies the negotiated payload type, mid and mid-extension id.
     func configure(payloadType: Int, mid: String, midExtensionID: Int?) {
-        queue.sync {
+        thread.sync {
             self.payloadType = UInt8(clamping: payloadType)
             stats.mid = mid
             stats.codecId = "CO-\(payloadType)"
@@ -114,7 +114,7 @@ final class RtpSender: @unchecked Sendable {
     /// Starts pulling the source and sending over `transport` (on DTLS connected).
     /// - Throws: the codec's error when the encoder cannot be made (bad size, rate).
     func start(transport: DtlsSrtpTransport) throws {
-        try queue.sync {
+        try thread.sync {
             guard !started else { return }
             started = true
             self.transport = transport
@@ -130,7 +130,7 @@ final class RtpSender: @unchecked Sendable {
                 vp8 = try VP8Encoder(configuration: config)
                 stats.frameWidth = w
                 stats.frameHeight = h
-                let pacer = MediaPacer(video: source, queue: queue, deliver: { [weak self] frame in
+                let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] frame in
                     self?.sendVideo(frame)
                 }, finished: { _ in })
                 videoPacer = pacer
@@ -141,7 +141,7 @@ final class RtpSender: @unchecked Sendable {
                 opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
                     channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
                     inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
-                let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, queue: queue,
+                let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, thread: thread,
                                        deliver: { [weak self] block in self?.sendAudio(block) }, finished: { _ in })
                 audioPacer = pacer
                 pacer.start()
@@ -149,20 +149,21 @@ final class RtpSender: @unchecked Sendable {
         }
     }
 
-    /// Stops the source; nothing is sent after this returns.
+    /// Stops the source and ends the thread; nothing is sent after this returns.
     func stop() {
-        queue.sync {
+        thread.sync {
             videoPacer?.stop()
             audioPacer?.stop()
             videoPacer = nil
             audioPacer = nil
             transport = nil
         }
+        thread.stop()
     }
 
     /// PLI (RFC 4585 §6.3.1): the next frame is a key frame.
     func pictureLossIndication() {
-        queue.async { [self] in
+        thread.async { [self] in
             stats.pliCount += 1
             keyframeRequested = true
         }
@@ -171,7 +172,7 @@ final class RtpSender: @unchecked Sendable {
     /// FIR (RFC 5104 §4.3.1): a key frame, unless this is a repeat of the last request
     /// (same command sequence number).
     func fullIntraRequest(sequenceNumber: UInt8) {
-        queue.async { [self] in
+        thread.async { [self] in
             stats.firCount += 1
             guard lastFIRSequence != sequenceNumber else { return }
             lastFIRSequence = sequenceNumber
@@ -186,7 +187,7 @@ final class RtpSender: @unchecked Sendable {
     /// Generic NACK (RFC 4585 §6.2.1): sends again the packets still in the history
     /// (at most ``maximumRetransmissionsPerNack`` per message).
     func nack(_ sequenceNumbers: [UInt16]) {
-        queue.async { [self] in
+        thread.async { [self] in
             stats.nackCount += 1
             guard let transport else { return }
             let asked = Array(sequenceNumbers.prefix(Self.maximumRetransmissionsPerNack))
@@ -206,7 +207,7 @@ final class RtpSender: @unchecked Sendable {
 
     /// Our sender report (RFC 3550 §6.4.1) for now, or nil before the first packet.
     /// The RTP timestamp is the last frame's advanced by the time since it was sent.
-    /// Never waits for the media queue (see ``reportBasis``).
+    /// Never waits for the media thread (see ``reportBasis``).
     func senderReport(ntp: UInt64) -> SenderReport? {
         let basis = reportBasis.withLock { $0 }
         guard basis.packets > 0 else { return nil }
@@ -218,7 +219,7 @@ final class RtpSender: @unchecked Sendable {
                             octetCount: UInt32(truncatingIfNeeded: basis.octets), reports: [])
     }
 
-    /// Publishes the counts and timing a sender report needs (media queue).
+    /// Publishes the counts and timing a sender report needs (media thread).
     private func publishReportBasis() {
         let basis = ReportBasis(packets: stats.packetsSent, octets: stats.bytesSent, rtpTimestamp: lastRTPTimestamp,
                                 sentAtNanos: lastSentAtNanos)
@@ -227,7 +228,7 @@ final class RtpSender: @unchecked Sendable {
 
     /// A snapshot of the `outbound-rtp` statistics.
     func snapshot() -> OutboundRTPStats {
-        queue.sync {
+        thread.sync {
             var s = stats
             s.timestamp = unixTimeMs()
             return s
@@ -235,7 +236,7 @@ final class RtpSender: @unchecked Sendable {
     }
 
 
-    // MARK: Media queue
+    // MARK: Media thread
 
     private func sendVideo(_ frame: VideoSourceFrame) {
         var encoded: [EncodedVideoFrame] = []

@@ -17,7 +17,7 @@ private final class ListSource: @unchecked Sendable {
     }
 }
 
-/// Delivery times (monotonic ns) of each item, collected on the media queue, and when
+/// Delivery times (monotonic ns) of each item, collected on the media thread, and when
 /// `start()` was called (the pacer's clock starts no earlier than that).
 private final class Deliveries: @unchecked Sendable {
     var items: [(ts: Int64, at: UInt64)] = []
@@ -33,7 +33,7 @@ private func pace(_ source: ListSource, clockRate: Int64 = 90_000,
                   onDeliver: @escaping @Sendable (Int64) -> Void = { _ in }) async -> (Deliveries, Error?, MediaPacer<Int64>) {
     let got = Deliveries()
     let finish = Finish()
-    let pacer = MediaPacer<Int64>(queue: DispatchQueue(label: "test.media"), clockRate: clockRate,
+    let pacer = MediaPacer<Int64>(thread: MediaThread(name: "test.media"), clockRate: clockRate,
                                   pull: { try source.next() }, timestamp: { $0 },
                                   deliver: { ts in got.items.append((ts, DispatchTime.now().uptimeNanoseconds)); onDeliver(ts) },
                                   finished: { finish.continuation?.resume(returning: $0) })
@@ -84,7 +84,7 @@ private func pace(_ source: ListSource, clockRate: Int64 = 90_000,
     @Test func aStallLongerThanTheMaximumLagRebasesInsteadOfBursting() async throws {
         let ts = (0..<12).map { Int64($0) * 3_000 }
         let (got, error, pacer) = await pace(ListSource(ts)) { t in
-            if t == 3_000 { usleep(700_000) }  // on the media queue, not the test's thread
+            if t == 3_000 { usleep(700_000) }  // on the media thread, not the test's thread
         }
         #expect(error == nil)
         #expect(pacer.counts.rebased == 1)
@@ -132,7 +132,7 @@ private final class FinishCounter: @unchecked Sendable {
         // 2^50 and Int64.max: too far ahead; Int64.min and 0: backwards; 20 s: beyond 10 s.
         #expect(pacer.counts.rebased == 5)
         #expect(pacer.maximumLagMs == 500 && pacer.maximumWaitMs == 10_000)
-        let clamped = MediaPacer<Int64>(queue: DispatchQueue(label: "x"), clockRate: 1, pull: { nil }, timestamp: { $0 },
+        let clamped = MediaPacer<Int64>(thread: MediaThread(name: "x"), clockRate: 1, pull: { nil }, timestamp: { $0 },
                                         deliver: { _ in }, finished: { _ in }, maximumLagMs: -3, maximumWaitMs: 0)
         #expect(clamped.maximumLagMs == 0 && clamped.maximumWaitMs == 1)
     }
@@ -144,7 +144,7 @@ private final class FinishCounter: @unchecked Sendable {
         let finish = FinishCounter()
         let source = ListSource((0..<30).map { Int64($0) * 3_000 })
         let box = PacerBox()
-        let pacer = MediaPacer<Int64>(queue: DispatchQueue(label: "test.stop"), clockRate: 90_000,
+        let pacer = MediaPacer<Int64>(thread: MediaThread(name: "test.stop"), clockRate: 90_000,
                                       pull: { try source.next() }, timestamp: { $0 },
                                       deliver: { ts in
                                           got.items.append((ts, DispatchTime.now().uptimeNanoseconds))
@@ -169,7 +169,7 @@ private final class FinishCounter: @unchecked Sendable {
         let finish = FinishCounter()
         let source = ListSource((0..<20).map { Int64($0) })
         let box = PacerBox()
-        let pacer = MediaPacer<Int64>(queue: DispatchQueue(label: "test.restart"), clockRate: 90_000,
+        let pacer = MediaPacer<Int64>(thread: MediaThread(name: "test.restart"), clockRate: 90_000,
                                       pull: { try source.next() }, timestamp: { $0 },
                                       deliver: { ts in
                                           got.items.append((ts, DispatchTime.now().uptimeNanoseconds))
@@ -207,7 +207,7 @@ private final class PacerBox: @unchecked Sendable {
             let source = try ToneSource()
             let sizes = SampleCounts()
             let finish = Finish()
-            let pacer = MediaPacer(audio: source, frameDurationMs: ms, queue: DispatchQueue(label: "test.audio"),
+            let pacer = MediaPacer(audio: source, frameDurationMs: ms, thread: MediaThread(name: "test.audio"),
                                    deliver: { f in
                                        sizes.counts.append(f.samplesPerChannel)
                                        if sizes.counts.count == 3 { finish.continuation?.resume(returning: nil) }
@@ -222,17 +222,17 @@ private final class PacerBox: @unchecked Sendable {
         }
         for ms in [0, -20, 15, 120] {
             #expect(throws: OpusCodecError.badFrameDuration(ms: ms)) {
-                try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: ms, queue: DispatchQueue(label: "x"),
+                try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: ms, thread: MediaThread(name: "x"),
                                deliver: { _ in }, finished: { _ in })
             }
         }
-        let ok = try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: 40, queue: DispatchQueue(label: "x"),
+        let ok = try MediaPacer(audio: ToneSource(), checkedFrameDurationMs: 40, thread: MediaThread(name: "x"),
                                 deliver: { _ in }, finished: { _ in })
         #expect(ok.clockRate == 48_000)
     }
 }
 
-/// Block sizes seen by a deliver callback (on the media queue).
+/// Block sizes seen by a deliver callback (on the media thread).
 private final class SampleCounts: @unchecked Sendable {
     var counts: [Int] = []
 }

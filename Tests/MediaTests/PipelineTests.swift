@@ -104,7 +104,7 @@ import TestSupport
         final class Got: @unchecked Sendable { var items: [(marker: FrameMarker?, atMs: Int64)] = [] }
         let got = Got()
         let error: Error? = await withCheckedContinuation { done in
-            let pacer = MediaPacer(video: source, queue: DispatchQueue(label: "test.pattern"), deliver: { frame in
+            let pacer = MediaPacer(video: source, thread: MediaThread(name: "test.pattern"), deliver: { frame in
                 guard case let .raw(f) = frame else { return }
                 got.items.append((FrameMarker.read(from: f), PatternSource.unixTimeMs()))
             }, finished: { done.resume(returning: $0) })

@@ -13,7 +13,7 @@ final class KeyframeLog: @unchecked Sendable {
     var keyframes: [Int64] = []
     var frames = 0
     func install(on sender: RtpSender) {
-        sender.queue.sync {
+        sender.thread.sync {
             sender.onFrameSent = { key in
                 self.lock.withLock {
                     self.frames += 1

@@ -1,0 +1,93 @@
+// MediaThread: order, deadlines, sync, stop, and one owned thread per instance.
+import Dispatch
+import Foundation
+import Media
+import Testing
+
+@Suite struct MediaThreadTests {
+    final class Log: @unchecked Sendable {
+        let lock = NSLock()
+        var items: [Int] = []
+        var at: [Int: UInt64] = [:]
+        func add(_ i: Int) { lock.withLock { items.append(i); at[i] = DispatchTime.now().uptimeNanoseconds } }
+        var snapshot: [Int] { lock.withLock { items } }
+    }
+
+    /// The threads of this process named `name` (Linux: /proc/self/task/*/comm).
+    static func threads(named name: String) -> Int {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter {
+            (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
+    }
+
+    @Test func itemsRunInOrderAndDeadlinesInDeadlineOrder() {
+        let thread = MediaThread(name: "mt.order")
+        defer { thread.stop() }
+        let log = Log()
+        let now = DispatchTime.now().uptimeNanoseconds
+        thread.async(atUptimeNanoseconds: now + 60_000_000) { log.add(103) }
+        thread.async(atUptimeNanoseconds: now + 30_000_000) { log.add(101) }
+        thread.async(atUptimeNanoseconds: now + 30_000_000) { log.add(102) }  // same deadline: in order queued
+        thread.async(atUptimeNanoseconds: now - 1) { log.add(100) }  // already due
+        for i in 0..<50 { thread.async { log.add(i) } }
+        usleep(120_000)
+        let items = log.snapshot
+        #expect(Array(items.prefix(50)) == Array(0..<50) || items.firstIndex(of: 100).map { $0 <= 50 } == true)
+        #expect(items.filter { $0 < 100 } == Array(0..<50))
+        #expect(items.filter { $0 >= 101 } == [101, 102, 103])
+        let (t101, t103) = log.lock.withLock { (log.at[101] ?? 0, log.at[103] ?? 0) }
+        #expect(t101 >= now + 30_000_000 && t101 < now + 45_000_000, "30 ms item ran \(Double(Int64(t101) - Int64(now)) / 1e6) ms in")
+        #expect(t103 >= now + 60_000_000 && t103 < now + 75_000_000)
+    }
+
+    @Test func syncReturnsThrowsAndRunsInlineOnItsOwnThread() throws {
+        struct Oops: Error, Equatable {}
+        let thread = MediaThread(name: "mt.sync")
+        defer { thread.stop() }
+        #expect(!thread.isCurrent)
+        #expect(thread.sync { 6 * 7 } == 42)
+        #expect(throws: Oops.self) { try thread.sync { () throws(Oops) -> Int in throw Oops() } }
+        // From the thread itself: at once, not a deadlock.
+        let nested = thread.sync { thread.isCurrent ? thread.sync { 1 } + 1 : 0 }
+        #expect(nested == 2)
+        // sync waits for what was queued before it.
+        let log = Log()
+        thread.async { usleep(20_000); log.add(1) }
+        #expect(thread.sync { log.snapshot } == [1])
+    }
+
+    @Test func stopDropsPendingDeadlinesEndsTheThreadAndLaterWorkIsRefused() throws {
+        let thread = MediaThread(name: "mt.stop")
+        let log = Log()
+        #expect(thread.sync { Self.threads(named: "mt.stop") } == 1)
+        thread.async(atUptimeNanoseconds: DispatchTime.now().uptimeNanoseconds + 50_000_000) { log.add(1) }
+        thread.async { log.add(0) }
+        _ = thread.sync { 0 }
+        thread.stop()
+        thread.async { log.add(2) }
+        for _ in 0..<100 where !thread.hasEnded { usleep(2_000) }
+        #expect(thread.hasEnded)
+        usleep(80_000)
+        #expect(log.snapshot == [0])
+        #expect(Self.threads(named: "mt.stop") == 0)
+        // After stop, sync runs on the caller.
+        #expect(thread.sync { thread.isCurrent } == false)
+    }
+
+    @Test func releasingTheLastReferenceEndsTheThread() {
+        do {
+            let thread = MediaThread(name: "mt.release")
+            _ = thread.sync { 0 }
+            #expect(Self.threads(named: "mt.release") == 1)
+        }
+        var left = 1
+        for _ in 0..<200 {
+            left = Self.threads(named: "mt.release")
+            if left == 0 { break }
+            usleep(2_000)
+        }
+        #expect(left == 0)
+    }
+}

@@ -15,8 +15,8 @@ import Foundation
 /// kernel time-slices it against the others as it did the pool's.
 ///
 /// Threading: every method may be called from any thread. ``sync(_:)`` from the thread
-/// itself runs the work at once (no deadlock); after ``stop()`` it runs the work on the
-/// caller's thread, one caller at a time.
+/// itself runs the work at once (no deadlock); after ``stop()`` it waits for the thread to
+/// end and then runs the work on the caller's thread, one such caller at a time.
 public final class MediaThread: Sendable {
     /// The thread's name as given (Linux shows its first 15 bytes in `/proc/PID/task/*/comm`).
     public let name: String
@@ -48,8 +48,8 @@ public final class MediaThread: Sendable {
     }
 
     /// Runs `work` on the thread after the items queued before it and returns its result
-    /// (or throws its error), waiting for it. From the thread itself, or after ``stop()``,
-    /// `work` runs at once on the caller's thread.
+    /// (or throws its error), waiting for it. From the thread itself `work` runs at once;
+    /// after ``stop()``, on the caller's thread once the thread has ended.
     public func sync<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
         if state.isCurrent { return try work() }
         let result: Result<T, E>? = withoutActuallyEscaping(work) { escaping in
@@ -59,6 +59,8 @@ public final class MediaThread: Sendable {
             return call.result
         }
         if let result { return try result.get() }
+        // Stopped: the thread may still be running what was queued before; wait for it.
+        state.waitUntilEnded()
         state.afterStop.lock()
         defer { state.afterStop.unlock() }
         return try work()
@@ -69,7 +71,7 @@ public final class MediaThread: Sendable {
 
     /// Ends the thread once the items already due have run; items not yet due are dropped
     /// (releasing what they hold), later ``async(_:)`` calls do nothing. Idempotent.
-    /// Returns without waiting for the thread.
+    /// Returns without waiting for the thread (``sync(_:)`` after it does wait).
     public func stop() { state.stop() }
 
     /// Whether the thread has ended (after ``stop()`` and the items it ran then).
@@ -78,111 +80,167 @@ public final class MediaThread: Sendable {
 
 /// The queues and the thread's loop, shared by the thread and its ``MediaThread``.
 private final class State: @unchecked Sendable {
-    // @unchecked: every stored property is read and written under `condition`.
-    private let condition = NSCondition()
+    // @unchecked: every stored var is read and written with `condition` locked.
+    private let condition = MonotonicCondition()
     private var ready: [@Sendable () -> Void] = []
-    private var readyHead = 0
     /// Items with a deadline, in order of (deadline, sequence).
     private var timed: [(deadline: UInt64, sequence: UInt64, work: @Sendable () -> Void)] = []
     private var sequence: UInt64 = 0
     private var stopping = false
-    private var threadID: pthread_t?
     private var ended = false
-    /// Serialises ``MediaThread/sync(_:)`` callers once the thread is gone.
+    private var threadID: pthread_t?
+    /// Serialises ``MediaThread/sync(_:)`` callers once the thread has ended.
     let afterStop = NSLock()
 
-    var hasEnded: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        return ended
+    var isCurrent: Bool {
+        condition.locked {
+            guard let threadID else { return false }
+            return pthread_equal(threadID, pthread_self()) != 0
+        }
     }
 
-    var isCurrent: Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard let threadID else { return false }
-        return pthread_equal(threadID, pthread_self()) != 0
-    }
+    var hasEnded: Bool { condition.locked { ended } }
 
     /// Queues `work` (at `deadline`, or now); false (nothing queued) after stop.
     @discardableResult
     func enqueue(_ work: @escaping @Sendable () -> Void, at deadline: UInt64?) -> Bool {
-        condition.lock()
-        defer { condition.unlock() }
-        guard !stopping else { return false }
-        if let deadline {
-            sequence &+= 1
-            let item = (deadline: deadline, sequence: sequence, work: work)
-            // Binary search for the first later item: the list stays in (deadline, sequence) order.
-            var low = 0, high = timed.count
-            while low < high {
-                let mid = (low + high) / 2
-                if timed[mid].deadline <= deadline { low = mid + 1 } else { high = mid }
+        condition.locked {
+            guard !stopping else { return false }
+            if let deadline {
+                sequence &+= 1
+                // Binary search for the first later item: the list stays in (deadline, sequence) order.
+                var low = 0, high = timed.count
+                while low < high {
+                    let mid = (low + high) / 2
+                    if timed[mid].deadline <= deadline { low = mid + 1 } else { high = mid }
+                }
+                timed.insert((deadline: deadline, sequence: sequence, work: work), at: low)
+            } else {
+                ready.append(work)
             }
-            timed.insert(item, at: low)
-        } else {
-            ready.append(work)
+            condition.broadcast()
+            return true
         }
-        condition.signal()
-        return true
     }
 
+    /// Stops taking work: items due by now still run, later ones are dropped (and
+    /// released here, outside the lock: one may hold the last reference to the thread).
     func stop() {
-        condition.lock()
-        stopping = true
-        timed.removeAll()
-        condition.signal()
-        condition.unlock()
+        let dropped = condition.locked { () -> [(deadline: UInt64, sequence: UInt64, work: @Sendable () -> Void)] in
+            guard !stopping else { return [] }
+            stopping = true
+            let now = DispatchTime.now().uptimeNanoseconds
+            let due = timed.prefix { $0.deadline <= now }.count
+            ready.append(contentsOf: timed[..<due].map(\.work))
+            let later = Array(timed[due...])
+            timed.removeAll()
+            condition.broadcast()
+            return later
+        }
+        _ = dropped
     }
 
-    /// The thread's body: takes what is due, runs it outside the lock, sleeps until the
-    /// next deadline or the next item.
+    /// Waits until the thread has ended (after ``stop()``).
+    func waitUntilEnded() {
+        condition.locked { while !ended { condition.wait() } }
+    }
+
+    /// The thread's body: takes what is due, runs it and releases it outside the lock,
+    /// sleeps until the next deadline or the next item.
     func run(name: String) {
         // Set from the thread itself: Foundation passes it to pthread_setname_np then.
         Thread.current.name = name
         // Process-directed signals (SIGCHLD, SIGINT, SIGPIPE…) go to other threads, as they
-        // do with libdispatch's workers: a handler run here would interrupt media work, and
-        // a signal's EINTR would land in a blocking call of ours (the faults a thread itself
-        // causes, SIGSEGV and the like, are not blockable in effect and still arrive).
+        // do with libdispatch's workers: their EINTR would otherwise land in a blocking call
+        // here. Left open: the faults a thread causes itself, and the signals Swift's crash
+        // backtracer uses to stop and inspect every thread (SIGUSR1, SIGUSR2, SIGPROF, SIGQUIT).
         var signals = sigset_t()
         sigfillset(&signals)
-        for fault in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT] { sigdelset(&signals, fault) }
+        for kept in [SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGABRT, SIGUSR1, SIGUSR2, SIGPROF, SIGQUIT] {
+            sigdelset(&signals, kept)
+        }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
-        condition.lock()
-        threadID = pthread_self()
-        condition.unlock()
+        condition.locked { threadID = pthread_self() }
         var batch: [@Sendable () -> Void] = []
         while true {
-            condition.lock()
-            while true {
-                let now = DispatchTime.now().uptimeNanoseconds
-                var due = 0
-                while due < timed.count, timed[due].deadline <= now { due += 1 }
-                if due > 0 {
-                    ready.append(contentsOf: timed[..<due].map(\.work))
-                    timed.removeFirst(due)
-                }
-                if readyHead < ready.count { break }
-                ready.removeAll(keepingCapacity: true)
-                readyHead = 0
-                if stopping {
-                    ended = true
-                    condition.unlock()
-                    return
-                }
-                if let next = timed.first?.deadline {
-                    let seconds = Double(next - now) / 1e9
-                    _ = condition.wait(until: Date(timeIntervalSinceNow: seconds))
-                } else {
-                    condition.wait()
+            let goOn = condition.locked { () -> Bool in
+                while true {
+                    let now = DispatchTime.now().uptimeNanoseconds
+                    let due = timed.prefix { $0.deadline <= now }.count
+                    if due > 0 {
+                        ready.append(contentsOf: timed[..<due].map(\.work))
+                        timed.removeFirst(due)
+                    }
+                    if !ready.isEmpty {
+                        swap(&batch, &ready)
+                        return true
+                    }
+                    if stopping {
+                        ended = true
+                        condition.broadcast()
+                        return false
+                    }
+                    if let next = timed.first?.deadline {
+                        condition.wait(nanoseconds: next - now)
+                    } else {
+                        condition.wait()
+                    }
                 }
             }
-            batch.append(contentsOf: ready[readyHead...])
-            readyHead = ready.count
-            condition.unlock()
+            guard goOn else { return }
             for work in batch { work() }
             batch.removeAll(keepingCapacity: true)
         }
+    }
+}
+
+/// A mutex and a condition variable whose timed wait runs on the monotonic clock
+/// (`pthread_condattr_setclock(CLOCK_MONOTONIC)`): a wall-clock step (NTP, a resumed VM)
+/// neither lengthens nor shortens a wait. NSCondition's timed wait is on the wall clock.
+private final class MonotonicCondition: @unchecked Sendable {
+    // @unchecked: the pthread objects are thread-safe; their storage never moves.
+    private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+
+    init() {
+        pthread_mutex_init(mutex, nil)
+        var attributes = pthread_condattr_t()
+        pthread_condattr_init(&attributes)
+        pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
+        pthread_cond_init(cond, &attributes)
+        pthread_condattr_destroy(&attributes)
+    }
+
+    deinit {
+        pthread_cond_destroy(cond)
+        pthread_mutex_destroy(mutex)
+        cond.deallocate()
+        mutex.deallocate()
+    }
+
+    /// Runs `body` with the mutex held.
+    func locked<T>(_ body: () throws -> T) rethrows -> T {
+        pthread_mutex_lock(mutex)
+        defer { pthread_mutex_unlock(mutex) }
+        return try body()
+    }
+
+    /// Wakes every waiter (call with the mutex held).
+    func broadcast() { pthread_cond_broadcast(cond) }
+
+    /// Waits for a broadcast (call with the mutex held; may wake spuriously).
+    func wait() { pthread_cond_wait(cond, mutex) }
+
+    /// Waits for a broadcast or until `nanoseconds` have passed on the monotonic clock
+    /// (call with the mutex held; may wake spuriously).
+    func wait(nanoseconds: UInt64) {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        let total = UInt64(now.tv_nsec) + min(nanoseconds, 3_600_000_000_000)
+        var deadline = timespec()
+        deadline.tv_sec = now.tv_sec + Int(total / 1_000_000_000)
+        deadline.tv_nsec = Int(total % 1_000_000_000)
+        pthread_cond_timedwait(cond, mutex, &deadline)
     }
 }
 

@@ -686,7 +686,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Closes the connection: stops the senders, sends RTCP BYE, closes the files
     /// (so they are complete), sends DTLS close_notify, closes ICE (releasing TURN
-    /// allocations). Idempotent. It waits for the sink queues to finish writing, so from an
+    /// allocations). Idempotent. It waits for the sink threads to finish writing, so from an
     /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
         let (list, transport, agent, timers, wasOpen) = lock.withLock {

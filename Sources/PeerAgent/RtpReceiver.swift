@@ -96,6 +96,8 @@ final class RtpReceiver: @unchecked Sendable {
         }
     }
 
+    deinit { sinkThread.stop() }
+
     /// Applies the negotiated mid, payload types and the remote SSRC from the SDP (if announced).
     func configure(mid: String, payloadTypes: [Int], remoteSSRC: UInt32?) {
         lock.withLock {

@@ -97,6 +97,10 @@ final class RtpSender: @unchecked Sendable {
         }
     }
 
+    // A running pacer keeps itself (and so the thread) alive through its next timed item:
+    // a sender released without stop() must still end its thread.
+    deinit { thread.stop() }
+
     /// Applies the negotiated payload type, mid and mid-extension id.
     func configure(payloadType: Int, mid: String, midExtensionID: Int?) {
         thread.sync {

@@ -137,7 +137,7 @@ private final class FinishCounter: @unchecked Sendable {
         #expect(clamped.maximumLagMs == 0 && clamped.maximumWaitMs == 1)
     }
 
-    /// stop() inside a delivery: the timer armed for the next item is cancelled and nothing
+    /// stop() inside a delivery: the item already queued for the next deadline does nothing and nothing
     /// else runs (no delivery, no `finished`).
     @Test func noCallbackAfterStop() async throws {
         let got = Deliveries()

@@ -13,13 +13,25 @@ import Testing
         var snapshot: [Int] { lock.withLock { items } }
     }
 
-    /// The threads of this process named `name` (Linux: /proc/self/task/*/comm).
-    static func threads(named name: String) -> Int {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.filter {
-            (try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8))?
-                .trimmingCharacters(in: .whitespacesAndNewlines) == name
-        }.count
+    /// The kernel's id of the calling thread (`/proc/thread-self` → `<pid>/task/<tid>`).
+    static func taskID() -> String? {
+        (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/thread-self"))?
+            .split(separator: "/").last.map(String.init)
+    }
+
+    /// Whether thread `id` of this process still exists.
+    static func taskExists(_ id: String?) -> Bool {
+        guard let id else { return false }
+        return FileManager.default.fileExists(atPath: "/proc/self/task/\(id)")
+    }
+
+    /// Waits up to 2 s for thread `id` to be gone; whether it went.
+    static func taskEnds(_ id: String?) -> Bool {
+        for _ in 0..<1000 {
+            if !taskExists(id) { return true }
+            usleep(2_000)
+        }
+        return false
     }
 
     @Test func itemsRunInOrderAndDeadlinesInDeadlineOrder() {
@@ -61,7 +73,9 @@ import Testing
     @Test func stopDropsPendingDeadlinesEndsTheThreadAndLaterWorkIsRefused() throws {
         let thread = MediaThread(name: "mt.stop")
         let log = Log()
-        #expect(thread.sync { Self.threads(named: "mt.stop") } == 1)
+        let id = thread.sync { Self.taskID() }
+        #expect(Self.taskExists(id))
+        #expect(thread.sync { Thread.current.name } == "mt.stop")
         thread.async(atUptimeNanoseconds: DispatchTime.now().uptimeNanoseconds + 50_000_000) { log.add(1) }
         thread.async { log.add(0) }
         _ = thread.sync { 0 }
@@ -71,23 +85,45 @@ import Testing
         #expect(thread.hasEnded)
         usleep(80_000)
         #expect(log.snapshot == [0])
-        #expect(Self.threads(named: "mt.stop") == 0)
+        #expect(Self.taskEnds(id))
         // After stop, sync runs on the caller.
         #expect(thread.sync { thread.isCurrent } == false)
     }
 
     @Test func releasingTheLastReferenceEndsTheThread() {
+        var id: String?
         do {
             let thread = MediaThread(name: "mt.release")
-            _ = thread.sync { 0 }
-            #expect(Self.threads(named: "mt.release") == 1)
+            id = thread.sync { Self.taskID() }
+            #expect(Self.taskExists(id))
         }
-        var left = 1
-        for _ in 0..<200 {
-            left = Self.threads(named: "mt.release")
-            if left == 0 { break }
-            usleep(2_000)
-        }
-        #expect(left == 0)
+        #expect(Self.taskEnds(id))
+    }
+
+    /// sync after stop() waits for what the thread is still running: never alongside it.
+    @Test func syncAfterStopWaitsForTheItemsStillRunning() {
+        let thread = MediaThread(name: "mt.after")
+        let log = Log()
+        thread.async { usleep(50_000); log.add(1) }
+        thread.async(atUptimeNanoseconds: DispatchTime.now().uptimeNanoseconds) { log.add(2) }  // due: still runs
+        thread.stop()
+        #expect(thread.sync { log.snapshot } == [1, 2])
+        #expect(thread.hasEnded)
+    }
+
+    /// An item that holds the last reference to its own thread releases it when it is
+    /// done (outside the thread's lock): the thread ends instead of hanging.
+    @Test func anItemHoldingTheLastReferenceEndsTheThread() {
+        final class Holder: @unchecked Sendable { var thread: MediaThread? }
+        let holder = Holder()
+        holder.thread = MediaThread(name: "mt.last")
+        let thread = holder.thread
+        let id = thread?.sync { Self.taskID() }
+        #expect(Self.taskExists(id))
+        let deadline = DispatchTime.now().uptimeNanoseconds + 20_000_000
+        thread?.async(atUptimeNanoseconds: deadline) { [thread] in _ = thread?.name }
+        holder.thread = nil
+        _ = consume thread
+        #expect(Self.taskEnds(id))
     }
 }

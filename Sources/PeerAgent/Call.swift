@@ -728,8 +728,9 @@ public final class Call: @unchecked Sendable {
             }
         }
         // Before the connections close: how far the furthest one got, for a call that
-        // never reached `established`.
+        // never reached `established`, and the words its final reason ends with.
         let reached = establishedAt == nil ? furthestStep() : nil
+        let neverEstablished = reached.map { "the call was never established (reached: \($0.step))" }
         for link in links.values.sorted(by: { $0.peer < $1.peer }) { closeLink(link) }
         if let session { await session.leave() }
         session = nil
@@ -740,12 +741,12 @@ public final class Call: @unchecked Sendable {
             if establishedAt == nil, let failure = failedLinks.first {
                 exit = failure.code
                 finalState = .failed
-                why = failure.reason + (reached.map { ": the call was never established (reached: \($0.step))" } ?? "")
+                why = [failure.reason, neverEstablished].compactMap { $0 }.joined(separator: ": ")
             } else if let reached {
                 // A call that never connected is never a pass, however it ended.
                 exit = reached.code
                 finalState = .failed
-                why = "\(why.map { "\($0): " } ?? "")the call was never established (reached: \(reached.step))"
+                why = [why, neverEstablished].compactMap { $0 }.joined(separator: ": ")
             } else if let (short, required) = tooFewFrames() {
                 exit = ExitCode.tooFewFrames
                 finalState = .failed
@@ -754,9 +755,9 @@ public final class Call: @unchecked Sendable {
             } else {
                 exit = ExitCode.ok
             }
-        } else if final == .failed, let reached, let text = why, text.hasPrefix("ICE") || text.hasPrefix("DTLS") {
+        } else if code == ExitCode.ice || code == ExitCode.dtls, let neverEstablished {
             // A transport failure before `established` names the step reached too.
-            why = text + ": the call was never established (reached: \(reached.step))"
+            why = [why, neverEstablished].compactMap { $0 }.joined(separator: ": ")
         }
         return finish(code: exit ?? ExitCode.ok, state: finalState, reason: why)
     }

@@ -3,6 +3,7 @@ import Foundation
 import Media
 import RTP
 import SDP
+import Synchronization
 
 /// What a receiving track does with what arrives (the sinks of a W3C
 /// `RTCRtpReceiver`'s track).
@@ -31,9 +32,22 @@ public struct ReceiveOptions: Sendable, Equatable {
 /// frame, and the sinks (IVF, Ogg Opus, WAV writers, decoders) on a sink thread
 /// so file I/O and decoding never stall the network thread.
 ///
+/// The sink thread's queue is bounded: when decoding or writing falls more than
+/// ``maximumSinkBacklog`` frames (video) or packets (audio) behind what arrives (a
+/// machine too busy for this stream), what arrives is dropped instead of queued, so
+/// memory stays bounded. Video then waits for a key frame (counted in `framesDropped`;
+/// the PLI goes out once the backlog is down to half, so a slow sink does not make the
+/// sender send key frames back to back) and the recording resumes there, still
+/// decodable; audio packets are counted in `packetsDiscarded` and the Ogg file's
+/// timestamp gap is filled as for a loss.
+///
 /// Threading: ``handle(_:payloadBytes:)`` and ``tick(nowMs:)`` run on the event-loop
 /// thread; the network-side state is behind `lock`; sinks run on `sinkThread`.
 final class RtpReceiver: @unchecked Sendable {
+    /// Most items (video frames, audio packets) waiting for the sink thread: 2 s of
+    /// 30 fps video, 2 s of 20 ms Opus packets.
+    static func maximumSinkBacklog(_ kind: MediaKind) -> Int { kind == .video ? 60 : 100 }
+
     let kind: MediaKind
     let options: ReceiveOptions
     /// Our SSRC for RTCP feedback about this stream (the sender's SSRC when we send
@@ -41,6 +55,8 @@ final class RtpReceiver: @unchecked Sendable {
     let localSSRC: UInt32
     private let lock = NSLock()
     private let sinkThread: MediaThread
+    /// Items queued to `sinkThread` and not yet run (any thread).
+    private let sinkBacklog = Atomic<Int>(0)
 
     // Network side (lock).
     private(set) var mid: String?
@@ -60,6 +76,11 @@ final class RtpReceiver: @unchecked Sendable {
     private var timestamps = TimestampUnwrapper()
     private var firstTimestamp: Int64?
     private var ended = false
+    /// Frames / packets dropped because the sink was ``maximumSinkBacklog`` behind (video:
+    /// and the inter frames after them, up to the key frame that resumes decoding).
+    private var sinkOverflowDrops = 0
+    /// Video waits for a key frame because the sink fell behind (not because of a loss).
+    private var sinkOverflowing = false
     /// Called once, on the loop thread, when the first frame (video) or packet (audio)
     /// arrives, with the mid. Set before media flows.
     var onFirstFrame: (@Sendable (String) -> Void)?
@@ -81,12 +102,13 @@ final class RtpReceiver: @unchecked Sendable {
         var markers: [Int] = []
     }
 
-    /// A receiver of `kind`. Sinks are opened on the first packet.
-    init(kind: MediaKind, options: ReceiveOptions, localSSRC: UInt32) {
+    /// A receiver of `kind`. Sinks are opened on the first packet and run on `sinkThread`
+    /// (by default a new `peer.sink.<kind>` thread); ``close()`` ends that thread.
+    init(kind: MediaKind, options: ReceiveOptions, localSSRC: UInt32, sinkThread: MediaThread? = nil) {
         self.kind = kind
         self.options = options
         self.localSSRC = localSSRC
-        sinkThread = MediaThread(name: "peer.sink.\(kind)")
+        self.sinkThread = sinkThread ?? MediaThread(name: "peer.sink.\(kind)")
         stats = InboundRTPStats(id: "IT-\(kind)-\(localSSRC)", timestamp: 0, ssrc: 0, kind: "\(kind)")
         if kind == .video {
             stats.pliCount = 0
@@ -216,6 +238,8 @@ final class RtpReceiver: @unchecked Sendable {
             s.jitter = Double(statistics.jitter) / (kind == .video ? 90_000 : 48_000)
             s.packetsDiscarded = assembler.counters.duplicatePackets + assembler.counters.latePackets
                 + opusDepayloader.counters.duplicatePackets + opusDepayloader.counters.latePackets
+                + (kind == .audio ? sinkOverflowDrops : 0)
+            s.sinkOverflowDrops = sinkOverflowDrops
             return s
         }
         let sink = sinkThread.sync { sinkStats }
@@ -255,38 +279,71 @@ final class RtpReceiver: @unchecked Sendable {
         switch event {
         case let .frame(frame):
             stats.framesReceived = (stats.framesReceived ?? 0) + 1
+            let backlog = sinkBacklog.load(ordering: .relaxed)
             if frame.isKeyframe {
-                awaitingKeyframe = false
                 if let w = frame.width, let h = frame.height { stats.frameWidth = w; stats.frameHeight = h }
+                if backlog < Self.maximumSinkBacklog(kind) {
+                    awaitingKeyframe = false
+                    sinkOverflowing = false
+                }
             }
             guard !awaitingKeyframe else {
                 // An inter frame after a loss (or before the first key frame) would decode
                 // to garbage: skip it and ask again (PLI is rate-limited to one per 100 ms).
                 stats.framesDropped = (stats.framesDropped ?? 0) + 1
-                return pli(now: now)
+                if sinkOverflowing { sinkOverflowDrops += 1 }
+                return keyframeRequest(now: now)
+            }
+            guard backlog < Self.maximumSinkBacklog(kind) else {
+                stats.framesDropped = (stats.framesDropped ?? 0) + 1
+                sinkOverflowDrops += 1
+                sinkOverflowing = true
+                awaitingKeyframe = true
+                return []
             }
             let ts = arrived(timestamp: frame.timestamp, now: now)
             let encoded = EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
                                             width: frame.width, height: frame.height)
-            sinkThread.async { [self] in sinkVideo(encoded) }
+            toSink { [self] in sinkVideo(encoded) }
             return []
         case let .lost(loss):
             stats.framesDropped = (stats.framesDropped ?? 0) + max(1, loss.frames.count)
             awaitingKeyframe = true
-            return pli(now: now)
+            return keyframeRequest(now: now)
         }
     }
 
     private func audioEvent(_ event: OpusDepayloader.Event, now: Int64) {
         switch event {
         case let .packet(packet):
+            guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
+                sinkOverflowDrops += 1
+                return
+            }
             let ts = arrived(timestamp: packet.timestamp, now: now)
             let frame = EncodedAudioFrame(data: packet.data, sampleCount: packet.sampleCount ?? 960, timestamp: ts)
-            sinkThread.async { [self] in sinkAudio(frame, gapBefore: nil) }
+            toSink { [self] in sinkAudio(frame, gapBefore: nil) }
         case let .gap(gap):
+            guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else { return }
             let samples = Int(gap.duration)
-            sinkThread.async { [self] in sinkAudio(nil, gapBefore: samples) }
+            toSink { [self] in sinkAudio(nil, gapBefore: samples) }
         }
+    }
+
+    /// Queues `work` to the sink thread, counted in ``sinkBacklog`` until it has run.
+    private func toSink(_ work: @escaping @Sendable () -> Void) {
+        sinkBacklog.add(1, ordering: .relaxed)
+        sinkThread.async { [self] in
+            work()
+            sinkBacklog.subtract(1, ordering: .relaxed)
+        }
+    }
+
+    /// A PLI after a loss or while waiting for a key frame, held back while the sink is
+    /// still more than half its ``maximumSinkBacklog`` behind (under lock).
+    private func keyframeRequest(now: Int64) -> [RTCPPacket] {
+        guard sinkBacklog.load(ordering: .relaxed) <= Self.maximumSinkBacklog(kind) / 2 else { return [] }
+        return pli(now: now)
     }
 
     /// True when `packet` is the first packet of a VP8 key frame (S=1, PID 0, P bit 0; RFC 7741 §4).

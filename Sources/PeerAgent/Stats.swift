@@ -76,7 +76,8 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     public var packetsLost = 0
     /// Interarrival jitter in seconds (RFC 3550 A.8).
     public var jitter = 0.0
-    /// Packets that arrived too late or twice, dropped.
+    /// Packets that arrived too late or twice, dropped; for audio also those dropped
+    /// because the sink fell behind (``sinkOverflowDrops``).
     public var packetsDiscarded = 0
     /// NACK packets sent.
     public var nackCount = 0
@@ -90,9 +91,14 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     public var framesDecoded: Int?
     /// Key frames decoded (video, when decoding is on).
     public var keyFramesDecoded: Int?
-    /// Frames that could not be completed (a packet missing) or were skipped
-    /// waiting for a key frame (video).
+    /// Frames that could not be completed (a packet missing), were skipped waiting for
+    /// a key frame, or dropped because the sink fell behind (video).
     public var framesDropped: Int?
+    /// Not W3C: frames (video) or packets (audio) dropped on arrival because decoding
+    /// and recording had fallen ``RtpReceiver/maximumSinkBacklog(_:)`` items (2 s) behind
+    /// — the machine was too busy for this stream. Included in `framesDropped` (video)
+    /// or `packetsDiscarded` (audio). 0 on a machine that keeps up.
+    public var sinkOverflowDrops = 0
     /// Width of the last decoded (or received key) frame in pixels (video).
     public var frameWidth: Int?
     /// Height of the last decoded (or received key) frame in pixels (video).

@@ -287,6 +287,11 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
                 + "\(v?.frameWidth ?? 0)x\(v?.frameHeight ?? 0), packetsLost \(v?.packetsLost ?? 0), nackCount \(v?.nackCount ?? 0)), "
                 + "\(a?.framesWritten ?? 0) audio packets; sent \(ov?.framesSent ?? 0) frames; "
                 + "first frame \(report.timings.firstRemoteFrameMs.map { String(format: "%.0f ms", $0) } ?? "-") → \(videoPath), \(audioPath)")
+            let overflows = (v?.sinkOverflowDrops ?? 0) + (a?.sinkOverflowDrops ?? 0)
+            if overflows > 0 {
+                say("\(peer): warning: decoding and recording fell 2 s behind what arrived (this machine too busy); "
+                    + "dropped \(v?.sinkOverflowDrops ?? 0) video frames and \(a?.sinkOverflowDrops ?? 0) audio packets on arrival")
+            }
             if json, let object = try? JSONSerialization.jsonObject(with: Data(report.json.utf8)) {
                 out.emit(["event": "stats", "peer": peer, "video": videoPath, "audio": audioPath, "report": object])
             }

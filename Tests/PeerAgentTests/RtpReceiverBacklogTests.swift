@@ -1,0 +1,125 @@
+// RtpReceiver: a sink that falls behind drops what arrives instead of queueing it without bound.
+import Dispatch
+import Foundation
+import Media
+import RTP
+import Testing
+@testable import PeerAgent
+
+@Suite struct RtpReceiverBacklogTests {
+    /// Real VP8 frames of a 160x120 test pattern (the first and `keyframesAt` key frames),
+    /// packetized as a sender would.
+    static func packets(frames: Int, keyframesAt: Set<Int>) throws -> [[RTPPacket]] {
+        let pattern = try TestPattern(width: 160, height: 120, frameRate: 30)
+        let encoder = try VP8Encoder(configuration: VP8EncoderConfiguration(width: 160, height: 120, bitrateKbps: 300))
+        var packetizer = try VP8Packetizer(ssrc: 0x1234, payloadType: 96, sequenceNumber: 100, pictureID: 1)
+        var out: [[RTPPacket]] = []
+        for n in 0..<frames {
+            let encoded = try encoder.encode(pattern.frame(number: n, captureTimeMs: Int64(n) * 33),
+                                             forceKeyframe: keyframesAt.contains(n))
+            for e in encoded {
+                out.append(try packetizer.packetize(e.data, timestamp: UInt32(truncatingIfNeeded: e.timestamp)))
+            }
+        }
+        return out
+    }
+
+    /// Feeds one frame's packets; returns whether a PLI came back.
+    static func feed(_ receiver: RtpReceiver, _ frame: [RTPPacket]) -> Bool {
+        var pli = false
+        for p in frame {
+            for fb in receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) {
+                if case .pictureLossIndication = fb { pli = true }
+            }
+        }
+        return pli
+    }
+
+    /// With the sink thread held, 200 frames arrive: 60 are queued, the other 140 are
+    /// dropped on arrival (framesDropped, sinkOverflowDrops) and no PLI goes out while the
+    /// backlog is over half; once the sink has caught up, the next inter frame brings a
+    /// PLI and the next key frame is taken, decoded and recorded (the IVF file stays valid).
+    @Test func aSinkThatFallsBehindDropsFramesAndResumesAtAKeyFrame() throws {
+        let frames = try Self.packets(frames: 203, keyframesAt: [202])
+        #expect(frames.count == 203)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ivf = dir.appendingPathComponent("v.ivf").path
+        let thread = MediaThread(name: "test.sink")
+        let receiver = RtpReceiver(kind: .video, options: ReceiveOptions(ivfPath: ivf), localSSRC: 1, sinkThread: thread)
+        receiver.configure(mid: "0", payloadTypes: [96], remoteSSRC: 0x1234)
+        let hold = DispatchSemaphore(value: 0)
+        thread.async { hold.wait() }
+
+        var plis = 0
+        for frame in frames[0..<200] where Self.feed(receiver, frame) { plis += 1 }
+        #expect(plis == 0)
+        let limit = RtpReceiver.maximumSinkBacklog(.video)
+        hold.signal()
+        let held = receiver.snapshot()  // waits for the sink: everything queued has run
+        #expect(held.framesReceived == 200)
+        #expect(held.sinkOverflowDrops == 200 - limit)
+        #expect(held.framesDropped == 200 - limit)
+        #expect(held.framesDecoded == limit)
+        #expect(held.framesWritten == limit)
+
+        // Caught up: an inter frame is still skipped but now asks for a key frame.
+        #expect(Self.feed(receiver, frames[200]))
+        _ = Self.feed(receiver, frames[201])
+        _ = Self.feed(receiver, frames[202])  // the key frame
+        receiver.close()
+        let after = receiver.snapshot()
+        // The two inter frames after the sink caught up are counted as overflow drops too:
+        // they were lost to it (decoding cannot resume before a key frame).
+        #expect(after.sinkOverflowDrops == 202 - limit)
+        #expect(after.framesDropped == 202 - limit)
+        #expect(after.framesDecoded == limit + 1)
+        #expect(after.keyFramesDecoded == 2)
+        #expect(after.framesWritten == limit + 1)
+        let file = try IVFReader(path: ivf)
+        var count = 0
+        while try file.next() != nil { count += 1 }
+        #expect(count == limit + 1)
+    }
+
+    /// Audio the same way: with the sink held, 300 Opus packets arrive; 100 are queued and
+    /// 200 discarded (packetsDiscarded, sinkOverflowDrops). Once the sink has caught up the
+    /// next packet is recorded again and the Ogg file's gap is filled as for a loss.
+    @Test func anAudioSinkThatFallsBehindDiscardsPackets() throws {
+        var tone = try ToneGenerator(frequency: 440, levelDBFS: -20)
+        let encoder = try OpusEncoder(configuration: OpusEncoderConfiguration())
+        var packetizer = OpusPacketizer(ssrc: 0x99, payloadType: 111, sequenceNumber: 7)
+        var packets: [RTPPacket] = []
+        for n in 0..<310 {
+            let encoded = try encoder.encode(tone.next(sampleCount: 960))
+            packets.append(try packetizer.packetize(encoded.data, timestamp: UInt32(n * 960)))
+        }
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let ogg = dir.appendingPathComponent("a.ogg").path
+        let thread = MediaThread(name: "test.sink")
+        let receiver = RtpReceiver(kind: .audio, options: ReceiveOptions(oggPath: ogg), localSSRC: 2, sinkThread: thread)
+        receiver.configure(mid: "1", payloadTypes: [111], remoteSSRC: 0x99)
+        let hold = DispatchSemaphore(value: 0)
+        thread.async { hold.wait() }
+        for p in packets[0..<300] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
+        let limit = RtpReceiver.maximumSinkBacklog(.audio)
+        hold.signal()
+        let held = receiver.snapshot()
+        let passed = held.framesWritten ?? -1
+        #expect(passed == limit)
+        #expect(held.sinkOverflowDrops == held.packetsDiscarded)
+        #expect(held.sinkOverflowDrops + passed == 300)
+        for p in packets[300..<310] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
+        receiver.close()
+        let after = receiver.snapshot()
+        #expect(after.framesWritten == limit + 10)
+        #expect(after.sinkOverflowDrops == held.sinkOverflowDrops)
+        // The file is whole and its length true: the dropped packets' time is filled.
+        let file = try OggOpusReader(path: ogg)
+        #expect(file.endOfStream)
+        #expect(file.playbackSamples == 310 * 960 - Int64(file.head.preSkip))  // 310 packets of 20 ms
+    }
+}

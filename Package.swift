@@ -45,7 +45,7 @@ let package = Package(
         .target(name: "PeerAgent",
                 dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
-        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent"]),
+        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "EventLoop"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
         .executableTarget(name: "media-probe", dependencies: ["Media"]),
 

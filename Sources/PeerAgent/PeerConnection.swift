@@ -974,9 +974,8 @@ public final class PeerConnection: @unchecked Sendable {
         }
         if timer != 0 { loop.cancelTimer(timer) }
         for t in list where t.currentDirection?.sends == true {
-            do { try t.sender.start(transport: transport) } catch {
-                fail("\(t.kind) sender could not start: \(error)")
-            }
+            let box = WeakBox(self), kind = t.kind
+            t.sender.start(transport: transport) { error in box.value?.fail("\(kind) sender could not start: \(error)") }
         }
         scheduleRTCP()
         scheduleTick()

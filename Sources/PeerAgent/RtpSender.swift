@@ -115,41 +115,49 @@ final class RtpSender: @unchecked Sendable {
         }
     }
 
-    /// Starts pulling the source and sending over `transport` (on DTLS connected).
-    /// - Throws: the codec's error when the encoder cannot be made (bad size, rate).
-    func start(transport: DtlsSrtpTransport) throws {
-        try thread.sync {
-            guard !started else { return }
-            started = true
-            self.transport = transport
-            if let source = videoSource {
-                vp8Packetizer = try VP8Packetizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber,
-                                                  pictureID: UInt16.random(in: 0...0x7FFF),
-                                                  maximumPayloadSize: encoding.maximumPayloadSize)
-                let (w, h) = source.dimensions
-                var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
-                                                     bitrateKbps: encoding.videoBitrateKbps)
-                config.cpuUsed = encoding.videoCpuUsed
-                config.keyframeInterval = encoding.keyframeInterval
-                vp8 = try VP8Encoder(configuration: config)
-                stats.frameWidth = w
-                stats.frameHeight = h
-                let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] frame in
-                    self?.sendVideo(frame)
-                }, finished: { _ in })
-                videoPacer = pacer
-                pacer.start()
-            }
-            if let source = audioSource {
-                opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber)
-                opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
-                    channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
-                    inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
-                let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, thread: thread,
-                                       deliver: { [weak self] block in self?.sendAudio(block) }, finished: { _ in })
-                audioPacer = pacer
-                pacer.start()
-            }
+    /// Starts pulling the source and sending over `transport` (on DTLS connected), on the
+    /// sender's thread: returns at once, so the event-loop thread that calls it never waits
+    /// behind the thread (or for the encoder to be made). When the encoder cannot be made
+    /// (bad size, rate) nothing is sent and `failed` is called on the sender's thread with
+    /// the codec's error.
+    func start(transport: DtlsSrtpTransport, failed: @escaping @Sendable (Error) -> Void) {
+        thread.async { [self] in
+            do { try startOnThread(transport: transport) } catch { failed(error) }
+        }
+    }
+
+    /// ``start(transport:failed:)`` on the thread. Throws the codec's error.
+    private func startOnThread(transport: DtlsSrtpTransport) throws {
+        guard !started else { return }
+        started = true
+        self.transport = transport
+        if let source = videoSource {
+            vp8Packetizer = try VP8Packetizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber,
+                                              pictureID: UInt16.random(in: 0...0x7FFF),
+                                              maximumPayloadSize: encoding.maximumPayloadSize)
+            let (w, h) = source.dimensions
+            var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
+                                                 bitrateKbps: encoding.videoBitrateKbps)
+            config.cpuUsed = encoding.videoCpuUsed
+            config.keyframeInterval = encoding.keyframeInterval
+            vp8 = try VP8Encoder(configuration: config)
+            stats.frameWidth = w
+            stats.frameHeight = h
+            let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] frame in
+                self?.sendVideo(frame)
+            }, finished: { _ in })
+            videoPacer = pacer
+            pacer.start()
+        }
+        if let source = audioSource {
+            opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber)
+            opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
+                channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
+                inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
+            let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, thread: thread,
+                                   deliver: { [weak self] block in self?.sendAudio(block) }, finished: { _ in })
+            audioPacer = pacer
+            pacer.start()
         }
     }
 

@@ -14,6 +14,8 @@ import WampClient
 ///                                   processes (legacy vanilla and trickle) via the router
 ///   peer-bench loopback [SECONDS]   peer loopback at 640x480@30 1 Mbit/s: time to ICE/DTLS
 ///                                   connected and first remote frame; CPU s per media s
+///   peer-bench loop [SECONDS]       how late the event-loop thread runs a 1 ms timer, idle
+///                                   and during a 1280x720@30 2 Mbit/s loopback call
 @main
 struct Bench {
     static func main() async {
@@ -66,8 +68,18 @@ struct Bench {
                 FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
                 exit(1)
             }
+        case "loop":
+            let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 10
+            guard seconds >= 1, seconds <= 3600 else {
+                FileHandle.standardError.write(Data("peer-bench: SECONDS must be a number in 1…3600\n".utf8))
+                exit(2)
+            }
+            do { try await LoopBench.run(seconds: seconds) } catch {
+                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+                exit(1)
+            }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | calls [N]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N]\n".utf8))
             exit(2)
         }
     }

@@ -285,6 +285,23 @@ final class PairEvents: @unchecked Sendable {
         #expect(failed.timeIntervalSince(connected) < 3, "DTLS failed \(failed.timeIntervalSince(connected)) s after ICE connected")
     }
 
+    /// A source the VP8 encoder refuses (16,384 pixels wide; VP8 stops at 16,383): the sender
+    /// is started on its own thread, off the event loop, and its error fails the connection,
+    /// naming the track and the value refused.
+    @Test func aSenderWhoseEncoderCannotStartFailsTheConnection() async throws {
+        let pair = try ConnectedPair(tracksB: { pc in
+            pc.addTransceiver(.video, video: try PatternSource(width: 16_384, height: 16, frameRate: 30),
+                              receive: ReceiveOptions(decode: true))
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.wait(8) { pair.b.connectionState == .failed })
+        print("encoder refused: b \(pair.b.failureReason ?? "-")")
+        #expect(pair.b.failureReason?.hasPrefix("video sender could not start: ") == true)
+        #expect(pair.b.failureReason?.contains("width = 16384, allowed 1…16383") == true)
+        #expect(pair.time("b", reached: .connected) != nil)  // DTLS came first: the sender starts on connected
+    }
+
     /// An offer with no codec we support: the answerer rejects every section and fails naming them.
     @Test func anOfferWithNoCommonCodecFailsNamingTheCodecs() async throws {
         let pair = try ConnectedPair()

@@ -34,6 +34,9 @@ public final class EventLoop: @unchecked Sendable {
         let started = DispatchSemaphore(value: 0)
         let pointers = LoopPointers(context: context, loop: loop), done = finished
         let thread = Thread {
+            // Named from inside: Foundation names the kernel thread only for the current
+            // thread (a name set before start() is not seen in /proc, ps or perf).
+            Thread.current.name = name
             let ctx = pointers.context, lp = pointers.loop
             g_main_context_push_thread_default(ctx)
             // An idle source on this context signals the caller from inside the running loop.
@@ -52,7 +55,6 @@ public final class EventLoop: @unchecked Sendable {
             g_main_context_pop_thread_default(ctx)
             done.signal()
         }
-        thread.name = name
         thread.start()
         started.wait()
     }

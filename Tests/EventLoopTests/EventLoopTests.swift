@@ -23,6 +23,15 @@ final class Collector: @unchecked Sendable {
         #expect(!loop.isCurrent)
     }
 
+    /// The loop thread carries its name in the kernel (/proc, ps, perf, the soak's thread
+    /// names), not only in Foundation.
+    @Test func theLoopThreadIsNamedInTheKernel() throws {
+        let loop = EventLoop(name: "test-named-lp")
+        defer { loop.stop() }
+        let comm = loop.sync { try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8) }
+        #expect(comm?.trimmingCharacters(in: .whitespacesAndNewlines) == "test-named-lp")
+    }
+
     @Test func syncRunsInlineOnTheLoopThreadAndRethrows() throws {
         let loop = EventLoop(name: "test-sync")
         defer { loop.stop() }

@@ -1,3 +1,4 @@
+// RTCPeerConnection: the JSEP state machine (RFC 8829) and lifecycle over one ICE agent and one DTLS-SRTP transport (RFC 8843 BUNDLE).
 import DTLS
 import Dispatch
 import EventLoop
@@ -6,195 +7,6 @@ import ICE
 import Media
 import RTP
 import SDP
-
-/// W3C `RTCPeerConnectionState`, derived from the ICE and DTLS states.
-public enum PeerConnectionState: String, Sendable, Equatable {
-    case new, connecting, connected, disconnected, failed, closed
-}
-
-/// W3C `RTCIceGatheringState`.
-public enum IceGatheringState: String, Sendable, Equatable {
-    case new, gathering, complete
-}
-
-/// W3C `RTCSignalingState` (no provisional answers).
-public enum SignalingState: String, Sendable, Equatable {
-    case stable
-    case haveLocalOffer = "have-local-offer"
-    case haveRemoteOffer = "have-remote-offer"
-    case closed
-}
-
-/// W3C `RTCSdpType` for the types `peer` uses.
-public enum SdpType: String, Sendable, Equatable, Codable {
-    case offer, answer
-}
-
-/// W3C `RTCSessionDescriptionInit`: a type and the SDP text.
-public struct SessionDescriptionInit: Sendable, Equatable, Codable {
-    /// Offer or answer.
-    public var type: SdpType
-    /// The SDP (RFC 8866), CRLF line ends.
-    public var sdp: String
-    /// Creates a description.
-    public init(type: SdpType, sdp: String) { self.type = type; self.sdp = sdp }
-}
-
-/// W3C `RTCIceCandidateInit`: one trickled candidate (RFC 8838), or end-of-candidates
-/// when `candidate` is empty.
-public struct IceCandidateInit: Sendable, Equatable, Codable {
-    /// `candidate:…` (the attribute value), or "" for end-of-candidates.
-    public var candidate: String
-    /// The m-section's mid.
-    public var sdpMid: String?
-    /// The m-section's index (0-based); `peer` sends 0 (everything is bundled on the first).
-    public var sdpMLineIndex: Int?
-    /// The ICE ufrag the candidate belongs to.
-    public var usernameFragment: String?
-    /// Creates a candidate value.
-    public init(candidate: String, sdpMid: String? = nil, sdpMLineIndex: Int? = nil, usernameFragment: String? = nil) {
-        self.candidate = candidate
-        self.sdpMid = sdpMid
-        self.sdpMLineIndex = sdpMLineIndex
-        self.usernameFragment = usernameFragment
-    }
-    /// True for end-of-candidates.
-    public var isEndOfCandidates: Bool { candidate.trimmingCharacters(in: .whitespaces).isEmpty }
-}
-
-/// A remote track announced by negotiation (W3C `RTCTrackEvent`, reduced).
-public struct RemoteTrackInfo: Sendable, Equatable {
-    /// "audio" or "video".
-    public var kind: String
-    /// The m-section's mid.
-    public var mid: String
-    /// The remote SSRC when the SDP announced one.
-    public var ssrc: UInt32?
-    /// The negotiated RTP payload type, e.g. 96.
-    public var payloadType: Int
-    /// The codec's encoding name as negotiated, e.g. "VP8" or "opus".
-    public var codec: String
-}
-
-/// What a ``PeerConnection`` reports, in order, on the event-loop thread.
-public enum PeerConnectionEvent: Sendable, Equatable {
-    /// A local candidate to trickle to the peer; `candidate == ""` is end-of-candidates.
-    case localCandidate(IceCandidateInit)
-    /// `icegatheringstatechange`.
-    case iceGatheringState(IceGatheringState)
-    /// `iceconnectionstatechange`.
-    case iceConnectionState(IceConnectionState)
-    /// The DTLS transport's state changed.
-    case dtlsState(DTLSTransportState)
-    /// `connectionstatechange`; `reason` says why for `failed` (and `closed` by the peer).
-    case connectionState(PeerConnectionState, reason: String?)
-    /// `track`: the remote side sends on this m-section.
-    case track(RemoteTrackInfo)
-    /// `signalingstatechange`.
-    case signalingState(SignalingState)
-    /// The first complete remote frame (video) or packet (audio) of a track arrived.
-    case firstRemoteFrame(kind: String, mid: String)
-    /// A remote candidate could not be used: a name (mDNS `.local`) not resolved in time
-    /// or at all, or candidates beyond ``PeerConnection/maximumRemoteCandidates`` in a
-    /// description; `reason` says which. The connection goes on.
-    case remoteCandidateDropped(candidate: String, reason: String)
-}
-
-/// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
-public enum BundlePolicy: String, Sendable { case maxBundle = "max-bundle" }
-
-/// W3C `RTCConfiguration` for ``PeerConnection``.
-public struct PeerConnectionConfiguration: Sendable {
-    /// STUN and TURN servers (RFC 7064/7065 URLs parsed into ``IceServer``).
-    public var iceServers: [IceServer] = []
-    /// `all` or `relay`.
-    public var iceTransportPolicy: IceTransportPolicy = .all
-    /// Always max-bundle: one ICE and one DTLS transport for every m-section.
-    public var bundlePolicy: BundlePolicy = .maxBundle
-    /// Our DTLS certificate; nil uses the process's shared one (ECDSA P-256, 30 days).
-    public var certificate: Certificate?
-    /// Interfaces to gather on (IP literals); empty: all but loopback (loopback when
-    /// nothing else exists). `["127.0.0.1"]` for a loopback call.
-    public var localAddresses: [String] = []
-    /// Gather TCP candidates too (RFC 6544).
-    public var tcpCandidates = true
-    /// ICE gives up when no pair answers within this time after checks start, ms
-    /// (state `failed`, reason says so). Default 30 000 ms; a call sets it to `--timeout`.
-    /// libnice fails earlier when every pair has failed (``IceAgent/Configuration/idleTimeoutMs``).
-    public var iceCheckingTimeoutMs: UInt32 = 30_000
-    /// DTLS gives up when the handshake is not done this long after it started (when
-    /// this side's ICE connected), ms (state `failed`). Default 30 000 ms; a call sets it
-    /// to `--timeout`. It must cover the other side's ICE connecting later than ours.
-    public var dtlsTimeoutMs: UInt32 = 30_000
-    /// Minimum RTCP report interval, ms (RFC 3550 §6.2 reduced minimum; ~1 s).
-    public var rtcpMinimumIntervalMs: Double = 1_000
-    /// Test hook: drop an incoming datagram when this returns true (loss injection).
-    public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
-
-    /// The defaults above.
-    public init() {}
-}
-
-/// Why a ``PeerConnection`` call failed. Each case names the value at fault.
-public enum PeerConnectionError: Error, Equatable, CustomStringConvertible {
-    /// The call is not allowed in this signaling state (W3C InvalidStateError).
-    case invalidState(operation: String, state: String)
-    /// The SDP did not parse (line number and expectation inside) or is unusable.
-    case invalidDescription(String)
-    /// A candidate line did not parse or could not be used.
-    case invalidCandidate(candidate: String, reason: String)
-    /// The connection is closed.
-    case closed
-    /// ICE, DTLS or a codec could not be set up; the reason names the part.
-    case setup(String)
-
-    /// One line naming the problem.
-    public var description: String {
-        switch self {
-        case let .invalidState(op, state): return "\(op) is not allowed in signaling state \(state)"
-        case let .invalidDescription(reason): return "unusable session description: \(reason)"
-        case let .invalidCandidate(c, reason): return "candidate \"\(c)\": \(reason)"
-        case .closed: return "the peer connection is closed"
-        case let .setup(reason): return reason
-        }
-    }
-}
-
-/// W3C `RTCRtpTransceiver`: one m-section's sender and receiver.
-public final class RtpTransceiver: @unchecked Sendable {
-    /// `.audio` or `.video`.
-    public let kind: MediaKind
-    /// The direction we asked for.
-    public let direction: Direction
-    private let lock = NSLock()
-    private var _mid: String?
-    private var _currentDirection: Direction?
-    let sender: RtpSender
-    let receiver: RtpReceiver
-
-    init(kind: MediaKind, direction: Direction, sender: RtpSender, receiver: RtpReceiver) {
-        self.kind = kind
-        self.direction = direction
-        self.sender = sender
-        self.receiver = receiver
-    }
-
-    /// The negotiated mid; nil before negotiation.
-    public internal(set) var mid: String? {
-        get { lock.withLock { _mid } }
-        set { lock.withLock { _mid = newValue } }
-    }
-    /// The negotiated direction from our side; nil before negotiation, `.inactive` when rejected.
-    public internal(set) var currentDirection: Direction? {
-        get { lock.withLock { _currentDirection } }
-        set { lock.withLock { _currentDirection = newValue } }
-    }
-    /// The SSRC we send with.
-    public var ssrc: UInt32 { sender.ssrc }
-    /// The frame numbers read from the markers of decoded remote video frames, in
-    /// arrival order (empty unless the remote sends the test pattern and decoding is on).
-    public func receivedFrameMarkers() -> [Int] { receiver.markers() }
-}
 
 /// A WebRTC peer connection modelled on W3C `RTCPeerConnection`: JSEP offer/answer
 /// (RFC 8829) over the SDP module, one ICE agent (libnice) and one DTLS-SRTP
@@ -217,6 +29,7 @@ public final class PeerConnection: @unchecked Sendable {
     private let certificate: Certificate
     private let fingerprint: Fingerprint
     private let cname = randomIceChars(16)
+    private let rtcp: RTCPSession
     private let streamId = UUID().uuidString.lowercased()
     private let sessionId = UInt64.random(in: 1..<(1 << 62))
     private let lock = NSLock()
@@ -239,9 +52,7 @@ public final class PeerConnection: @unchecked Sendable {
     private var negotiated = false
     private var dtlsRole: DTLSRole?
     private var remoteFingerprints: [(algorithm: String, hex: String)] = []
-    private var midExtensionID: UInt8?
-    private var ssrcRoutes: [UInt32: RtpReceiver] = [:]
-    private var remoteInbound: [UInt32: RemoteInboundRTPStats] = [:]
+    private var router = BundleRouter()
     private var selectedPair: IceCandidatePair?
     private var startMs: Int64?
     private var iceConnectedMs: Int64?
@@ -252,7 +63,6 @@ public final class PeerConnection: @unchecked Sendable {
     private var sessionVersion: UInt64 = 2
     private var pendingRemoteCandidates: [IceCandidateInit] = []
     private var remoteEndOfCandidates = false
-    private var lastRTT: Double?
     private var credentials: (ufrag: String, pwd: String) = ("", "")
     /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
     private var closedLocally = false
@@ -269,6 +79,7 @@ public final class PeerConnection: @unchecked Sendable {
     public init(configuration: PeerConnectionConfiguration = PeerConnectionConfiguration(), loop: EventLoop = .shared,
                 onEvent: @escaping @Sendable (PeerConnectionEvent) -> Void) throws {
         self.configuration = configuration
+        rtcp = RTCPSession(cname: cname)
         self.loop = loop
         self.onEvent = onEvent
         do {
@@ -621,65 +432,11 @@ public final class PeerConnection: @unchecked Sendable {
     /// timings. Units as in webrtc-stats: `timestamp` ms since the Unix epoch, jitter and
     /// round-trip times in seconds, byte and packet counts; timings in ms.
     public func getStats() -> StatsReport {
-        let (list, pair, transport, ice, remoteIn, timings, rtt, role) = lock.withLock {
-            (transceivers, selectedPair, self.transport, iceState, Array(remoteInbound.values), timingsLocked(), lastRTT, dtlsRole)
+        let (list, pair, transport, ice, timings, role) = lock.withLock {
+            (transceivers, selectedPair, self.transport, iceState, timingsLocked(), dtlsRole)
         }
-        var report = StatsReport()
-        let now = unixTimeMs()
-        var codecs: [Int: CodecStats] = [:]
-        for t in list where t.currentDirection != nil && t.currentDirection != .inactive {
-            let direction = t.currentDirection ?? .inactive
-            let outbound = t.sender.snapshot()
-            if direction.sends { report.outboundRTP.append(outbound) }
-            if direction.receives { report.inboundRTP.append(t.receiver.snapshot()) }
-            let codecIds = [outbound.codecId, direction.receives ? report.inboundRTP.last?.codecId : nil]
-            for pt in Set(codecIds.compactMap { $0.flatMap { Int($0.dropFirst(3)) } }) {
-                codecs[pt] = CodecStats(id: "CO-\(pt)", timestamp: now, payloadType: pt,
-                                        mimeType: t.kind == .video ? "video/VP8" : "audio/opus",
-                                        clockRate: t.kind == .video ? 90_000 : 48_000, channels: t.kind == .audio ? 2 : nil,
-                                        sdpFmtpLine: t.kind == .audio ? JSEP.opus.fmtp : nil)
-            }
-        }
-        report.codecs = codecs.keys.sorted().compactMap { codecs[$0] }
-        report.remoteInboundRTP = remoteIn.sorted { $0.ssrc < $1.ssrc }
-        let counters = transport?.snapshot
-        let pairId = pair.map { "CP-\($0.local.foundation)-\($0.remote.foundation)" }
-        if let pair, let pairId {
-            let localId = "LC-\(pair.local.foundation)", remoteId = "RC-\(pair.remote.foundation)"
-            let pairState = ice == .connected || ice == .completed ? "succeeded" : (ice == .failed ? "failed" : "in-progress")
-            report.candidatePairs.append(CandidatePairStats(
-                id: pairId, timestamp: now, state: pairState, nominated: true,
-                localCandidateId: localId, remoteCandidateId: remoteId, transportId: "T-bundle",
-                bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
-                packetsSent: counters?.packetsSent ?? 0, packetsReceived: counters?.packetsReceived ?? 0,
-                currentRoundTripTime: rtt))
-            for (id, type, c) in [(localId, "local-candidate", pair.local), (remoteId, "remote-candidate", pair.remote)] {
-                report.candidates.append(IceCandidateStats(id: id, type: type, timestamp: now, address: c.address, port: c.port,
-                                                           protocol: c.transport.lowercased(), candidateType: c.type.rawValue,
-                                                           priority: c.priority, candidate: c.sdpValue))
-            }
-        }
-        if let transport {
-            let dtls = transport.state
-            report.transports.append(TransportStats(
-                id: "T-bundle", timestamp: now, dtlsState: dtls.rawValue, iceState: ice.rawValue,
-                dtlsRole: role.map { $0 == .client ? "client" : "server" }, selectedCandidatePairId: pairId,
-                tlsVersion: dtls == .connected ? "FEFD" : nil, srtpCipher: transport.srtpProfile.map(Self.ianaName),
-                bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
-                srtpFailures: counters?.srtpFailures ?? 0, srtpAuthFailures: counters?.inboundSRTP.authFailures ?? 0,
-                srtpReplayDrops: (counters?.inboundSRTP.replayOld ?? 0) + (counters?.inboundSRTP.replayFailures ?? 0),
-                unknownPacketsDropped: counters?.unknownDropped ?? 0, packetsReceived: counters?.packetsReceived ?? 0))
-        }
-        report.timings = timings
-        return report
-    }
-
-    /// The profile's name in the IANA DTLS-SRTP registry, as W3C `srtpCipher` wants it.
-    static func ianaName(_ profile: SRTPProfile) -> String {
-        switch profile {
-        case .aes128CmSha1_80: return "SRTP_AES128_CM_HMAC_SHA1_80"
-        case .aeadAes128Gcm: return "SRTP_AEAD_AES_128_GCM"
-        }
+        return StatsReport(transceivers: list, selectedPair: pair, transport: transport, iceState: ice, dtlsRole: role,
+                           rtcp: rtcp, timings: timings)
     }
 
     // MARK: Close
@@ -702,11 +459,7 @@ public final class PeerConnection: @unchecked Sendable {
         for id in timers where id != 0 { loop.cancelTimer(id) }
         for t in list { t.sender.stop() }
         if let transport, transport.state == .connected {
-            let ssrcs = list.map(\.sender.ssrc)
-            let bye: [RTCPPacket] = [.receiverReport(ReceiverReport(ssrc: ssrcs.first ?? 0, reports: [])),
-                                     .sourceDescription(SourceDescription(ssrc: ssrcs.first ?? 0, cname: cname)),
-                                     .goodbye(Goodbye(sources: ssrcs))]
-            transport.sendRTCP(RTCPCompound.serialize(bye))
+            transport.sendRTCP(RTCPCompound.serialize(rtcp.goodbyeCompound(ssrcs: list.map(\.sender.ssrc))))
         }
         for t in list { t.receiver.close() }
         transport?.close()
@@ -794,13 +547,13 @@ public final class PeerConnection: @unchecked Sendable {
             let ours = weAreOfferer ? m.effectiveDirection.reversed : m.effectiveDirection
             t.currentDirection = ours
             if let ext = m.extmaps.first(where: { $0.uri == JSEP.midExtension }), (1...14).contains(ext.id) {
-                midExtensionID = UInt8(ext.id)
+                router.midExtensionID = UInt8(ext.id)
             }
-            t.sender.configure(payloadType: pt, mid: mid, midExtensionID: midExtensionID.map(Int.init))
+            t.sender.configure(payloadType: pt, mid: mid, midExtensionID: router.midExtensionID.map(Int.init))
             let remoteSection = remoteDescription?.media.first { $0.mid == mid }
             let remoteSSRC = remoteSection?.ssrcs.first?.ssrc
             t.receiver.configure(mid: mid, payloadTypes: m.payloads.map(\.payloadType), remoteSSRC: remoteSSRC)
-            if let remoteSSRC { ssrcRoutes[remoteSSRC] = t.receiver }
+            if let remoteSSRC { router.announce(ssrc: remoteSSRC, to: t.receiver) }
             if ours.receives {
                 events.append(.track(RemoteTrackInfo(kind: "\(m.kind)", mid: mid, ssrc: remoteSSRC, payloadType: pt,
                                                      codec: m.payloads.first?.name ?? "")))
@@ -1012,137 +765,41 @@ public final class PeerConnection: @unchecked Sendable {
         sendFeedback(feedback)
     }
 
-    /// SR (when sending) or RR with report blocks, and SDES CNAME (RFC 3550 §6.4, §6.5).
+    /// Our regular compound (``RTCPSession/reports(for:ntp:)``, RFC 3550 §6.4, §6.5).
     private func sendReports() {
         let (list, transport) = lock.withLock { (transceivers, self.transport) }
         guard let transport else { return }
-        let ntp = ntpNow()
-        let blocks = list.filter { $0.currentDirection?.receives == true }.compactMap { $0.receiver.receptionReport() }
-        var packets: [RTCPPacket] = []
-        var remaining = blocks
-        for t in list where t.currentDirection?.sends == true {
-            guard var sr = t.sender.senderReport(ntp: ntp) else { continue }
-            sr.reports = remaining
-            remaining = []
-            packets.append(.senderReport(sr))
-        }
-        let reporter = list.first?.sender.ssrc ?? 0
-        if packets.isEmpty { packets.append(.receiverReport(ReceiverReport(ssrc: reporter, reports: blocks))) }
-        let ssrcs = list.filter { $0.currentDirection?.sends == true }.map(\.sender.ssrc)
-        let chunks = (ssrcs.isEmpty ? [reporter] : ssrcs).map { ssrc in
-            SourceDescription.Chunk(source: ssrc, items: [SourceDescription.Item(type: 1, text: Array(cname.utf8))])
-        }
-        packets.append(.sourceDescription(SourceDescription(chunks: chunks)))
-        transport.sendRTCP(RTCPCompound.serialize(packets))
+        transport.sendRTCP(RTCPCompound.serialize(rtcp.reports(for: list, ntp: ntpNow())))
     }
 
-    /// Sends feedback (PLI, NACK) at once, in a compound led by an empty RR and our CNAME
-    /// (RFC 3550 §6.1, RFC 4585 §3.1), valid with or without rtcp-rsize.
+    /// Sends feedback (PLI, NACK) at once (``RTCPSession/feedbackCompound(_:reporter:)``).
     private func sendFeedback(_ feedback: [RTCPPacket]) {
         guard !feedback.isEmpty, let transport = lock.withLock({ self.transport }) else { return }
         let reporter = lock.withLock { transceivers.first?.sender.ssrc ?? 0 }
-        transport.sendRTCP(RTCPCompound.serialize([.receiverReport(ReceiverReport(ssrc: reporter, reports: [])),
-                                                   .sourceDescription(SourceDescription(ssrc: reporter, cname: cname))] + feedback))
+        transport.sendRTCP(RTCPCompound.serialize(rtcp.feedbackCompound(feedback, reporter: reporter)))
     }
 
     private func transportReceive(_ bytes: [UInt8]) {
         lock.withLock { transport }?.receive(bytes)
     }
 
-    /// Routes one RTP packet by mid extension, then SSRC, then payload type (RFC 8843 §9.2).
+    /// Hands one RTP packet to its receiver (``BundleRouter``, RFC 8843 §9.2).
     private func receiveRTP(_ bytes: [UInt8]) {
         guard let packet = try? RTPPacket(parsing: bytes) else { return }
         let receiver: RtpReceiver? = lock.withLock {
             guard state != .closed else { return nil }
-            if let id = midExtensionID, let data = packet.headerExtension?.element(id),
-               let mid = String(validating: data, as: UTF8.self),
-               let t = transceivers.first(where: { $0.mid == mid }) {
-                ssrcRoutes[packet.ssrc] = t.receiver
-                return t.receiver
-            }
-            if let r = ssrcRoutes[packet.ssrc] { return r }
-            if let t = transceivers.first(where: { $0.currentDirection?.receives == true && $0.receiver.accepts(payloadType: packet.payloadType) }) {
-                ssrcRoutes[packet.ssrc] = t.receiver
-                return t.receiver
-            }
-            return nil
+            return router.route(packet, among: transceivers)
         }
         guard let receiver else { return }
         let header = bytes.count - packet.payload.count - Int(packet.paddingLength)
         sendFeedback(receiver.handle(packet, payloadBytes: packet.payload.count, headerBytes: header))
     }
 
-    /// Received RTCP packets by type ("SR", "RR", "SDES", "BYE", "PLI", "FIR", "NACK", "REMB",
-    /// "other"), by type and SSRC ("SR:<ssrc>", "BYE:<ssrc>"), and compounds ("compound",
-    /// "compoundWithCNAME"), for tests.
-    func receivedRTCPCounts() -> [String: Int] { lock.withLock { rtcpCounts } }
-    private var rtcpCounts: [String: Int] = [:]  // Under `lock`.
+    /// Received RTCP packets by type and compounds (``RTCPSession/receivedCounts``), for tests.
+    func receivedRTCPCounts() -> [String: Int] { rtcp.receivedCounts }
 
     private func receiveRTCP(_ bytes: [UInt8]) {
-        guard let packets = try? RTCPCompound.parse(bytes) else { return }
-        var keys = ["compound"]
-        for packet in packets {
-            switch packet {
-            case let .senderReport(sr): keys += ["SR", "SR:\(sr.ssrc)"]
-            case .receiverReport: keys.append("RR")
-            case let .sourceDescription(sdes): keys += ["SDES"] + (sdes.chunks.contains { $0.cname != nil } ? ["compoundWithCNAME"] : [])
-            case let .goodbye(bye): keys += ["BYE"] + bye.sources.map { "BYE:\($0)" }
-            case .pictureLossIndication: keys.append("PLI")
-            case .fullIntraRequest: keys.append("FIR")
-            case .nack: keys.append("NACK")
-            case .receiverEstimatedMaxBitrate: keys.append("REMB")
-            case .unknown: keys.append("other")
-            }
-        }
-        lock.withLock { for key in keys { rtcpCounts[key, default: 0] += 1 } }
-        let list = lock.withLock { transceivers }
-        let arrival = RoundTripTime.middle32(ofNTP: ntpNow())
-        for packet in packets {
-            switch packet {
-            case let .senderReport(sr):
-                for t in list { t.receiver.senderReport(sr) }
-                reportBlocks(sr.reports, list: list, arrival: arrival)
-            case let .receiverReport(rr):
-                reportBlocks(rr.reports, list: list, arrival: arrival)
-            case let .pictureLossIndication(pli):
-                list.first { $0.sender.ssrc == pli.mediaSSRC }?.sender.pictureLossIndication()
-            case let .fullIntraRequest(fir):
-                for entry in fir.entries {
-                    list.first { $0.sender.ssrc == entry.ssrc }?.sender.fullIntraRequest(sequenceNumber: entry.sequenceNumber)
-                }
-            case let .nack(nack):
-                list.first { $0.sender.ssrc == nack.mediaSSRC }?.sender.nack(nack.lostSequenceNumbers)
-            case let .goodbye(bye):
-                for t in list where bye.sources.contains(where: { $0 == t.receiver.ssrc }) { t.receiver.goodbye() }
-            case .sourceDescription, .receiverEstimatedMaxBitrate, .unknown:
-                break
-            }
-        }
-    }
-
-    private func reportBlocks(_ blocks: [ReceptionReport], list: [RtpTransceiver], arrival: UInt32) {
-        for block in blocks {
-            guard let t = list.first(where: { $0.sender.ssrc == block.ssrc }) else { continue }
-            let rtt = RoundTripTime.milliseconds(arrival: arrival, lastSenderReport: block.lastSenderReport,
-                                                 delaySinceLastSenderReport: block.delaySinceLastSenderReport).map { $0 / 1000 }
-            lock.withLock {
-                var s = remoteInbound[block.ssrc] ?? RemoteInboundRTPStats(
-                    id: "RI-\(t.kind)-\(block.ssrc)", timestamp: 0, ssrc: block.ssrc, kind: "\(t.kind)",
-                    localId: "OT-\(t.kind)-\(block.ssrc)", packetsLost: 0, fractionLost: 0, jitter: 0,
-                    roundTripTime: nil, totalRoundTripTime: 0, roundTripTimeMeasurements: 0)
-                s.timestamp = unixTimeMs()
-                s.packetsLost = Int(block.cumulativeLost)
-                s.fractionLost = Double(block.fractionLost) / 256
-                s.jitter = Double(block.jitter) / (t.kind == .video ? 90_000 : 48_000)
-                if let rtt {
-                    s.roundTripTime = rtt
-                    s.totalRoundTripTime += rtt
-                    s.roundTripTimeMeasurements += 1
-                    lastRTT = rtt
-                }
-                remoteInbound[block.ssrc] = s
-            }
-        }
+        rtcp.receive(bytes, transceivers: lock.withLock { transceivers })
     }
 }
 

@@ -1,0 +1,63 @@
+// W3C RTCConfiguration for a PeerConnection, and the errors its methods throw.
+import DTLS
+import ICE
+
+/// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
+public enum BundlePolicy: String, Sendable { case maxBundle = "max-bundle" }
+
+/// W3C `RTCConfiguration` for ``PeerConnection``.
+public struct PeerConnectionConfiguration: Sendable {
+    /// STUN and TURN servers (RFC 7064/7065 URLs parsed into ``IceServer``).
+    public var iceServers: [IceServer] = []
+    /// `all` or `relay`.
+    public var iceTransportPolicy: IceTransportPolicy = .all
+    /// Always max-bundle: one ICE and one DTLS transport for every m-section.
+    public var bundlePolicy: BundlePolicy = .maxBundle
+    /// Our DTLS certificate; nil uses the process's shared one (ECDSA P-256, 30 days).
+    public var certificate: Certificate?
+    /// Interfaces to gather on (IP literals); empty: all but loopback (loopback when
+    /// nothing else exists). `["127.0.0.1"]` for a loopback call.
+    public var localAddresses: [String] = []
+    /// Gather TCP candidates too (RFC 6544).
+    public var tcpCandidates = true
+    /// ICE gives up when no pair answers within this time after checks start, ms
+    /// (state `failed`, reason says so). Default 30 000 ms; a call sets it to `--timeout`.
+    /// libnice fails earlier when every pair has failed (``IceAgent/Configuration/idleTimeoutMs``).
+    public var iceCheckingTimeoutMs: UInt32 = 30_000
+    /// DTLS gives up when the handshake is not done this long after it started (when
+    /// this side's ICE connected), ms (state `failed`). Default 30 000 ms; a call sets it
+    /// to `--timeout`. It must cover the other side's ICE connecting later than ours.
+    public var dtlsTimeoutMs: UInt32 = 30_000
+    /// Minimum RTCP report interval, ms (RFC 3550 §6.2 reduced minimum; ~1 s).
+    public var rtcpMinimumIntervalMs: Double = 1_000
+    /// Test hook: drop an incoming datagram when this returns true (loss injection).
+    public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
+
+    /// The defaults above.
+    public init() {}
+}
+
+/// Why a ``PeerConnection`` call failed. Each case names the value at fault.
+public enum PeerConnectionError: Error, Equatable, CustomStringConvertible {
+    /// The call is not allowed in this signaling state (W3C InvalidStateError).
+    case invalidState(operation: String, state: String)
+    /// The SDP did not parse (line number and expectation inside) or is unusable.
+    case invalidDescription(String)
+    /// A candidate line did not parse or could not be used.
+    case invalidCandidate(candidate: String, reason: String)
+    /// The connection is closed.
+    case closed
+    /// ICE, DTLS or a codec could not be set up; the reason names the part.
+    case setup(String)
+
+    /// One line naming the problem.
+    public var description: String {
+        switch self {
+        case let .invalidState(op, state): return "\(op) is not allowed in signaling state \(state)"
+        case let .invalidDescription(reason): return "unusable session description: \(reason)"
+        case let .invalidCandidate(c, reason): return "candidate \"\(c)\": \(reason)"
+        case .closed: return "the peer connection is closed"
+        case let .setup(reason): return reason
+        }
+    }
+}

@@ -1,0 +1,59 @@
+// The W3C RTCPeerConnection state enums (connection, ICE gathering, signaling) and the events a PeerConnection reports.
+import DTLS
+import ICE
+
+/// W3C `RTCPeerConnectionState`, derived from the ICE and DTLS states.
+public enum PeerConnectionState: String, Sendable, Equatable {
+    case new, connecting, connected, disconnected, failed, closed
+}
+
+/// W3C `RTCIceGatheringState`.
+public enum IceGatheringState: String, Sendable, Equatable {
+    case new, gathering, complete
+}
+
+/// W3C `RTCSignalingState` (no provisional answers).
+public enum SignalingState: String, Sendable, Equatable {
+    case stable
+    case haveLocalOffer = "have-local-offer"
+    case haveRemoteOffer = "have-remote-offer"
+    case closed
+}
+
+/// A remote track announced by negotiation (W3C `RTCTrackEvent`, reduced).
+public struct RemoteTrackInfo: Sendable, Equatable {
+    /// "audio" or "video".
+    public var kind: String
+    /// The m-section's mid.
+    public var mid: String
+    /// The remote SSRC when the SDP announced one.
+    public var ssrc: UInt32?
+    /// The negotiated RTP payload type, e.g. 96.
+    public var payloadType: Int
+    /// The codec's encoding name as negotiated, e.g. "VP8" or "opus".
+    public var codec: String
+}
+
+/// What a ``PeerConnection`` reports, in order, on the event-loop thread.
+public enum PeerConnectionEvent: Sendable, Equatable {
+    /// A local candidate to trickle to the peer; `candidate == ""` is end-of-candidates.
+    case localCandidate(IceCandidateInit)
+    /// `icegatheringstatechange`.
+    case iceGatheringState(IceGatheringState)
+    /// `iceconnectionstatechange`.
+    case iceConnectionState(IceConnectionState)
+    /// The DTLS transport's state changed.
+    case dtlsState(DTLSTransportState)
+    /// `connectionstatechange`; `reason` says why for `failed` (and `closed` by the peer).
+    case connectionState(PeerConnectionState, reason: String?)
+    /// `track`: the remote side sends on this m-section.
+    case track(RemoteTrackInfo)
+    /// `signalingstatechange`.
+    case signalingState(SignalingState)
+    /// The first complete remote frame (video) or packet (audio) of a track arrived.
+    case firstRemoteFrame(kind: String, mid: String)
+    /// A remote candidate could not be used: a name (mDNS `.local`) not resolved in time
+    /// or at all, or candidates beyond ``PeerConnection/maximumRemoteCandidates`` in a
+    /// description; `reason` says which. The connection goes on.
+    case remoteCandidateDropped(candidate: String, reason: String)
+}

@@ -1,0 +1,148 @@
+// RTCPSession: the RTCP of one BUNDLE transport — our reports and feedback compounds, and what received RTCP means (RFC 3550 §6, RFC 4585, RFC 5104).
+import Foundation
+import RTP
+
+/// The RTCP side of a ``PeerConnection`` (one BUNDLE transport with rtcp-mux):
+///
+/// - builds our regular compound: a sender report (RFC 3550 §6.4.1) per sending
+///   transceiver, the first carrying the reception report blocks of every receiving one,
+///   or one receiver report when nothing is sent; then SDES with our CNAME (§6.5);
+/// - wraps feedback (PLI, NACK) in a compound led by an empty RR and our CNAME, valid
+///   with or without rtcp-rsize (RFC 4585 §3.1, RFC 5506);
+/// - hands received RTCP to the senders and receivers it concerns (SR → LSR/DLSR, PLI
+///   and FIR → key frame, NACK → retransmission, BYE → flush) and keeps the
+///   `remote-inbound-rtp` statistics and round-trip time (RFC 3550 §6.4.1, A.8) that
+///   report blocks about our streams carry.
+///
+/// The timers that decide when to send stay with the connection; this type never
+/// waits and never holds its lock while calling a sender or receiver.
+final class RTCPSession: @unchecked Sendable {
+    /// Our CNAME (SDES item 1), the same for every stream of the connection.
+    let cname: String
+    private let lock = NSLock()
+    private var remoteInbound: [UInt32: RemoteInboundRTPStats] = [:]
+    private var lastRTT: Double?
+    private var counts: [String: Int] = [:]
+
+    /// A session that reports with `cname`.
+    init(cname: String) { self.cname = cname }
+
+    /// Our regular compound for now (`ntp`: the 64-bit NTP time of sending) about the
+    /// transceivers in `list`.
+    func reports(for list: [RtpTransceiver], ntp: UInt64) -> [RTCPPacket] {
+        let blocks = list.filter { $0.currentDirection?.receives == true }.compactMap { $0.receiver.receptionReport() }
+        var packets: [RTCPPacket] = []
+        var remaining = blocks
+        for t in list where t.currentDirection?.sends == true {
+            guard var sr = t.sender.senderReport(ntp: ntp) else { continue }
+            sr.reports = remaining
+            remaining = []
+            packets.append(.senderReport(sr))
+        }
+        let reporter = list.first?.sender.ssrc ?? 0
+        if packets.isEmpty { packets.append(.receiverReport(ReceiverReport(ssrc: reporter, reports: blocks))) }
+        let ssrcs = list.filter { $0.currentDirection?.sends == true }.map(\.sender.ssrc)
+        let chunks = (ssrcs.isEmpty ? [reporter] : ssrcs).map { ssrc in
+            SourceDescription.Chunk(source: ssrc, items: [SourceDescription.Item(type: 1, text: Array(cname.utf8))])
+        }
+        packets.append(.sourceDescription(SourceDescription(chunks: chunks)))
+        return packets
+    }
+
+    /// `feedback` in a compound led by an empty RR from `reporter` and our CNAME.
+    func feedbackCompound(_ feedback: [RTCPPacket], reporter: UInt32) -> [RTCPPacket] {
+        [.receiverReport(ReceiverReport(ssrc: reporter, reports: [])),
+         .sourceDescription(SourceDescription(ssrc: reporter, cname: cname))] + feedback
+    }
+
+    /// The compound that ends our streams: an empty RR, our CNAME, BYE for `ssrcs` (RFC 3550 §6.6).
+    func goodbyeCompound(ssrcs: [UInt32]) -> [RTCPPacket] {
+        [.receiverReport(ReceiverReport(ssrc: ssrcs.first ?? 0, reports: [])),
+         .sourceDescription(SourceDescription(ssrc: ssrcs.first ?? 0, cname: cname)),
+         .goodbye(Goodbye(sources: ssrcs))]
+    }
+
+    /// Handles one received (already unprotected) RTCP compound for the transceivers in
+    /// `list`; a compound that does not parse is dropped.
+    func receive(_ bytes: [UInt8], transceivers list: [RtpTransceiver]) {
+        guard let packets = try? RTCPCompound.parse(bytes) else { return }
+        count(packets)
+        let arrival = RoundTripTime.middle32(ofNTP: ntpNow())
+        for packet in packets {
+            switch packet {
+            case let .senderReport(sr):
+                for t in list { t.receiver.senderReport(sr) }
+                reportBlocks(sr.reports, list: list, arrival: arrival)
+            case let .receiverReport(rr):
+                reportBlocks(rr.reports, list: list, arrival: arrival)
+            case let .pictureLossIndication(pli):
+                list.first { $0.sender.ssrc == pli.mediaSSRC }?.sender.pictureLossIndication()
+            case let .fullIntraRequest(fir):
+                for entry in fir.entries {
+                    list.first { $0.sender.ssrc == entry.ssrc }?.sender.fullIntraRequest(sequenceNumber: entry.sequenceNumber)
+                }
+            case let .nack(nack):
+                list.first { $0.sender.ssrc == nack.mediaSSRC }?.sender.nack(nack.lostSequenceNumbers)
+            case let .goodbye(bye):
+                for t in list where bye.sources.contains(where: { $0 == t.receiver.ssrc }) { t.receiver.goodbye() }
+            case .sourceDescription, .receiverEstimatedMaxBitrate, .unknown:
+                break
+            }
+        }
+    }
+
+    /// `remote-inbound-rtp` of each of our streams a report block was about, by SSRC.
+    var remoteInboundStats: [RemoteInboundRTPStats] { lock.withLock { remoteInbound.values.sorted { $0.ssrc < $1.ssrc } } }
+    /// The last round-trip time measured from a report block, in seconds.
+    var roundTripTime: Double? { lock.withLock { lastRTT } }
+
+    /// Received RTCP packets by type ("SR", "RR", "SDES", "BYE", "PLI", "FIR", "NACK", "REMB",
+    /// "other"), by type and SSRC ("SR:<ssrc>", "BYE:<ssrc>"), and compounds ("compound",
+    /// "compoundWithCNAME"), for tests.
+    var receivedCounts: [String: Int] { lock.withLock { counts } }
+
+    private func count(_ packets: [RTCPPacket]) {
+        var keys = ["compound"]
+        for packet in packets {
+            switch packet {
+            case let .senderReport(sr): keys += ["SR", "SR:\(sr.ssrc)"]
+            case .receiverReport: keys.append("RR")
+            case let .sourceDescription(sdes): keys += ["SDES"] + (sdes.chunks.contains { $0.cname != nil } ? ["compoundWithCNAME"] : [])
+            case let .goodbye(bye): keys += ["BYE"] + bye.sources.map { "BYE:\($0)" }
+            case .pictureLossIndication: keys.append("PLI")
+            case .fullIntraRequest: keys.append("FIR")
+            case .nack: keys.append("NACK")
+            case .receiverEstimatedMaxBitrate: keys.append("REMB")
+            case .unknown: keys.append("other")
+            }
+        }
+        lock.withLock { for key in keys { counts[key, default: 0] += 1 } }
+    }
+
+    /// Report blocks about our streams: `remote-inbound-rtp` and, with LSR/DLSR, the
+    /// round-trip time (`arrival`: the middle 32 bits of the NTP time they arrived).
+    private func reportBlocks(_ blocks: [ReceptionReport], list: [RtpTransceiver], arrival: UInt32) {
+        for block in blocks {
+            guard let t = list.first(where: { $0.sender.ssrc == block.ssrc }) else { continue }
+            let rtt = RoundTripTime.milliseconds(arrival: arrival, lastSenderReport: block.lastSenderReport,
+                                                 delaySinceLastSenderReport: block.delaySinceLastSenderReport).map { $0 / 1000 }
+            lock.withLock {
+                var s = remoteInbound[block.ssrc] ?? RemoteInboundRTPStats(
+                    id: "RI-\(t.kind)-\(block.ssrc)", timestamp: 0, ssrc: block.ssrc, kind: "\(t.kind)",
+                    localId: "OT-\(t.kind)-\(block.ssrc)", packetsLost: 0, fractionLost: 0, jitter: 0,
+                    roundTripTime: nil, totalRoundTripTime: 0, roundTripTimeMeasurements: 0)
+                s.timestamp = unixTimeMs()
+                s.packetsLost = Int(block.cumulativeLost)
+                s.fractionLost = Double(block.fractionLost) / 256
+                s.jitter = Double(block.jitter) / (t.kind == .video ? 90_000 : 48_000)
+                if let rtt {
+                    s.roundTripTime = rtt
+                    s.totalRoundTripTime += rtt
+                    s.roundTripTimeMeasurements += 1
+                    lastRTT = rtt
+                }
+                remoteInbound[block.ssrc] = s
+            }
+        }
+    }
+}

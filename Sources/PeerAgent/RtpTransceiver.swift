@@ -1,0 +1,40 @@
+// W3C RTCRtpTransceiver: one m-section's sender and receiver, its negotiated mid and direction.
+import Foundation
+import Media
+import SDP
+
+/// W3C `RTCRtpTransceiver`: one m-section's sender and receiver.
+public final class RtpTransceiver: @unchecked Sendable {
+    /// `.audio` or `.video`.
+    public let kind: MediaKind
+    /// The direction we asked for.
+    public let direction: Direction
+    private let lock = NSLock()
+    private var _mid: String?
+    private var _currentDirection: Direction?
+    let sender: RtpSender
+    let receiver: RtpReceiver
+
+    init(kind: MediaKind, direction: Direction, sender: RtpSender, receiver: RtpReceiver) {
+        self.kind = kind
+        self.direction = direction
+        self.sender = sender
+        self.receiver = receiver
+    }
+
+    /// The negotiated mid; nil before negotiation.
+    public internal(set) var mid: String? {
+        get { lock.withLock { _mid } }
+        set { lock.withLock { _mid = newValue } }
+    }
+    /// The negotiated direction from our side; nil before negotiation, `.inactive` when rejected.
+    public internal(set) var currentDirection: Direction? {
+        get { lock.withLock { _currentDirection } }
+        set { lock.withLock { _currentDirection = newValue } }
+    }
+    /// The SSRC we send with.
+    public var ssrc: UInt32 { sender.ssrc }
+    /// The frame numbers read from the markers of decoded remote video frames, in
+    /// arrival order (empty unless the remote sends the test pattern and decoding is on).
+    public func receivedFrameMarkers() -> [Int] { receiver.markers() }
+}

@@ -1,0 +1,63 @@
+// BundleRouter: RTP packets on the one BUNDLE transport go to their m-section's receiver (RFC 8843 §9.2).
+import Media
+import RTP
+import SDP
+import Testing
+@testable import PeerAgent
+
+@Suite struct BundleRouterTests {
+    /// An audio (mid "0", PT 111) and a video (mid "1", PT 96) transceiver, both receiving.
+    static func transceivers() -> [RtpTransceiver] {
+        [(MediaKind.audio, "0", 111), (MediaKind.video, "1", 96)].map { kind, mid, pt in
+            let t = RtpTransceiver(kind: kind, direction: .sendrecv,
+                                   sender: RtpSender(kind: kind, ssrc: 1, cname: "c", encoding: SendEncoding(), video: nil, audio: nil),
+                                   receiver: RtpReceiver(kind: kind, options: ReceiveOptions(decode: false), localSSRC: 1))
+            t.mid = mid
+            t.currentDirection = .sendrecv
+            t.receiver.configure(mid: mid, payloadTypes: [pt], remoteSSRC: nil)
+            return t
+        }
+    }
+
+    static func packet(ssrc: UInt32, payloadType: UInt8, mid: String? = nil, extensionID: UInt8 = 4) -> RTPPacket {
+        RTPPacket(payloadType: payloadType, sequenceNumber: 1, timestamp: 0, ssrc: ssrc,
+                  headerExtension: mid.map { .oneByte([RTPExtensionElement(id: extensionID, data: Array($0.utf8))]) },
+                  payload: [0x10, 0, 0])
+    }
+
+    /// The mid extension wins over the payload type, and its route is kept for the SSRC:
+    /// a later packet of that SSRC without the extension (or with another payload type)
+    /// goes the same way.
+    @Test func theMidExtensionRoutesAndTheRouteIsKeptForTheSSRC() {
+        let list = Self.transceivers()
+        var router = BundleRouter()
+        router.midExtensionID = 4
+        // Payload type 111 is audio's, but the mid says video.
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 111, mid: "1"), among: list) === list[1].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 111), among: list) === list[1].receiver)
+        #expect(router.ssrcRoutes[0xAAAA] === list[1].receiver)
+    }
+
+    /// Without a negotiated extension id the mid element is ignored; an announced SSRC
+    /// (a=ssrc) routes, and an unknown one falls back to the payload type.
+    @Test func announcedSSRCThenPayloadType() {
+        let list = Self.transceivers()
+        var router = BundleRouter()
+        router.announce(ssrc: 0xBBBB, to: list[0].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xBBBB, payloadType: 96, mid: "1"), among: list) === list[0].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xCCCC, payloadType: 96), among: list) === list[1].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xCCCC, payloadType: 111), among: list) === list[1].receiver)  // kept
+    }
+
+    /// A packet no transceiver takes (unknown mid, SSRC and payload type; or a transceiver
+    /// that does not receive) is dropped.
+    @Test func aPacketNobodyTakesIsDropped() {
+        let list = Self.transceivers()
+        var router = BundleRouter()
+        router.midExtensionID = 4
+        #expect(router.route(Self.packet(ssrc: 0xDDDD, payloadType: 100, mid: "7"), among: list) == nil)
+        list[1].currentDirection = .sendonly
+        #expect(router.route(Self.packet(ssrc: 0xEEEE, payloadType: 96), among: list) == nil)
+        #expect(router.ssrcRoutes.isEmpty)
+    }
+}

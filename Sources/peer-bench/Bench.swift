@@ -20,67 +20,58 @@ import WampClient
 struct Bench {
     static func main() async {
         let arguments = Array(CommandLine.arguments.dropFirst())
+        let given = arguments.dropFirst().first
         switch arguments.first {
         case "wamp":
-            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 2_000
-            guard count >= 1 else {
-                FileHandle.standardError.write(Data("peer-bench: ROUND_TRIPS must be a whole number ≥ 1\n".utf8))
-                exit(2)
-            }
-            await wampRoundTrips(count: count)
+            await wampRoundTrips(count: whole(given, "ROUND_TRIPS", default: 2_000, in: 1...Int.max))
         case "srtp":
-            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 100_000
-            guard count >= 1 else {
-                FileHandle.standardError.write(Data("peer-bench: PACKETS must be a whole number ≥ 1\n".utf8))
-                exit(2)
-            }
-            do { try SRTPBench.run(count: count) } catch {
-                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
-                exit(1)
-            }
+            let count = whole(given, "PACKETS", default: 100_000, in: 1...Int.max)
+            await orFail { try SRTPBench.run(count: count) }
         case "media":
-            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 300
-            guard count >= 30 else {
-                FileHandle.standardError.write(Data("peer-bench: FRAMES must be a whole number ≥ 30\n".utf8))
-                exit(2)
-            }
-            do { try MediaBench.run(frames: count) } catch {
-                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
-                exit(1)
-            }
+            let count = whole(given, "FRAMES", default: 300, in: 30...Int.max)
+            await orFail { try MediaBench.run(frames: count) }
         case "calls":
-            let count = arguments.dropFirst().first.flatMap { Int($0) } ?? 10
-            guard (1...100).contains(count) else {
-                FileHandle.standardError.write(Data("peer-bench: N must be a whole number in 1…100\n".utf8))
-                exit(2)
-            }
-            do { try CallBench.run(count: count) } catch {
-                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
-                exit(1)
-            }
+            let count = whole(given, "N", default: 10, in: 1...100)
+            await orFail { try CallBench.run(count: count) }
         case "loopback":
-            let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 10
-            guard seconds >= 1, seconds <= 3600 else {
-                FileHandle.standardError.write(Data("peer-bench: SECONDS must be a number in 1…3600\n".utf8))
-                exit(2)
-            }
-            do { try await LoopbackBench.run(seconds: seconds) } catch {
-                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
-                exit(1)
-            }
+            let s = seconds(given)
+            await orFail { try await LoopbackBench.run(seconds: s) }
         case "loop":
-            let seconds = arguments.dropFirst().first.flatMap { Double($0) } ?? 10
-            guard seconds >= 1, seconds <= 3600 else {
-                FileHandle.standardError.write(Data("peer-bench: SECONDS must be a number in 1…3600\n".utf8))
-                exit(2)
-            }
-            do { try await LoopBench.run(seconds: seconds) } catch {
-                FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
-                exit(1)
-            }
+            let s = seconds(given)
+            await orFail { try await LoopBench.run(seconds: s) }
         default:
             FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N]\n".utf8))
             exit(2)
+        }
+    }
+
+    /// The whole-number argument `text` named `name` (its default when absent), or exit 2
+    /// naming the range when it is not a whole number in `range`.
+    static func whole(_ text: String?, _ name: String, default value: Int, in range: ClosedRange<Int>) -> Int {
+        let n = text.flatMap { Int($0) } ?? (text == nil ? value : range.lowerBound - 1)
+        guard range.contains(n) else {
+            let bounds = range.upperBound == Int.max ? "≥ \(range.lowerBound)" : "in \(range.lowerBound)…\(range.upperBound)"
+            FileHandle.standardError.write(Data("peer-bench: \(name) must be a whole number \(bounds)\n".utf8))
+            exit(2)
+        }
+        return n
+    }
+
+    /// The SECONDS argument (default 10), or exit 2 unless it is a number in 1…3600.
+    static func seconds(_ text: String?) -> Double {
+        let seconds = text.map { Double($0) ?? 0 } ?? 10
+        guard seconds >= 1, seconds <= 3600 else {
+            FileHandle.standardError.write(Data("peer-bench: SECONDS must be a number in 1…3600\n".utf8))
+            exit(2)
+        }
+        return seconds
+    }
+
+    /// Runs a benchmark; on an error prints it and exits 1.
+    static func orFail(_ body: @Sendable () async throws -> Void) async {
+        do { try await body() } catch {
+            FileHandle.standardError.write(Data("peer-bench: \(error)\n".utf8))
+            exit(1)
         }
     }
 

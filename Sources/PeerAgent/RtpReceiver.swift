@@ -99,7 +99,7 @@ final class RtpReceiver: @unchecked Sendable {
         var framesDecoded = 0, keyFramesDecoded = 0, framesWritten = 0
         var width: Int?, height: Int?
         var samples = 0, concealed = 0
-        var markers: [Int] = []
+        var markers = FrameNumberRuns()
     }
 
     /// A receiver of `kind`. Sinks are opened on the first packet and run on `sinkThread`
@@ -261,7 +261,7 @@ final class RtpReceiver: @unchecked Sendable {
 
     /// The frame numbers read from decoded frames' markers, in arrival order (video,
     /// decoding on); the test pattern's way of saying which frames arrived.
-    func markers() -> [Int] { sinkThread.sync { sinkStats.markers } }
+    func markers() -> [Int] { sinkThread.sync { sinkStats.markers }.numbers }
 
     /// Problems the sinks met (a file that could not be written), oldest first.
     func errors() -> [String] { sinkThread.sync { sinkErrors } }

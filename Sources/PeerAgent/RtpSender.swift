@@ -101,9 +101,11 @@ final class RtpSender: @unchecked Sendable {
     // a sender released without stop() must still end its thread.
     deinit { thread.stop() }
 
-    /// Applies the negotiated payload type, mid and mid-extension id.
+    /// Applies the negotiated payload type, mid and mid-extension id, on the sender's
+    /// thread: returns at once (the connection calls it under its lock), and takes effect
+    /// before anything queued after it (``start(transport:failed:)``, ``snapshot()``).
     func configure(payloadType: Int, mid: String, midExtensionID: Int?) {
-        thread.sync {
+        thread.async { [self] in
             self.payloadType = UInt8(clamping: payloadType)
             stats.mid = mid
             stats.codecId = "CO-\(payloadType)"

@@ -45,18 +45,12 @@ public final class PeerConnection: @unchecked Sendable {
     private var remote: SessionDescription?
     private var localCandidates: [Candidate] = []
     private var gathering: IceGatheringState = .new
-    private var iceState: IceConnectionState = .new
-    private var dtlsState: DTLSTransportState = .new
-    private var state: PeerConnectionState = .new
-    private var failure: String?
+    private var machine: ConnectionStateMachine
     private var negotiated = false
     private var dtlsRole: DTLSRole?
     private var remoteFingerprints: [(algorithm: String, hex: String)] = []
     private var router = BundleRouter()
     private var selectedPair: IceCandidatePair?
-    private var startMs: Int64?
-    private var iceConnectedMs: Int64?
-    private var dtlsConnectedMs: Int64?
     private var rtcpTimer: UInt32 = 0
     private var tickTimer: UInt32 = 0
     private var dtlsTimer: UInt32 = 0
@@ -80,6 +74,7 @@ public final class PeerConnection: @unchecked Sendable {
                 onEvent: @escaping @Sendable (PeerConnectionEvent) -> Void) throws {
         self.configuration = configuration
         rtcp = RTCPSession(cname: cname)
+        machine = ConnectionStateMachine(iceCheckingTimeoutMs: configuration.iceCheckingTimeoutMs)
         self.loop = loop
         self.onEvent = onEvent
         do {
@@ -126,19 +121,19 @@ public final class PeerConnection: @unchecked Sendable {
     // MARK: State
 
     /// The W3C connection state.
-    public var connectionState: PeerConnectionState { lock.withLock { state } }
+    public var connectionState: PeerConnectionState { lock.withLock { machine.state } }
     /// Why the connection failed, when it did.
-    public var failureReason: String? { lock.withLock { failure } }
+    public var failureReason: String? { lock.withLock { machine.failure } }
     /// True when the peer ended the connection (DTLS close_notify) before ``close()``.
-    public var closedByPeer: Bool { lock.withLock { state == .closed && !closedLocally } }
+    public var closedByPeer: Bool { lock.withLock { machine.isClosed && !closedLocally } }
     /// The ICE connection state.
-    public var iceConnectionState: IceConnectionState { lock.withLock { iceState } }
+    public var iceConnectionState: IceConnectionState { lock.withLock { machine.ice } }
     /// The ICE gathering state.
     public var iceGatheringState: IceGatheringState { lock.withLock { gathering } }
     /// The signaling state.
     public var signalingState: SignalingState { lock.withLock { signaling } }
     /// The DTLS transport state.
-    public var dtlsTransportState: DTLSTransportState { lock.withLock { dtlsState } }
+    public var dtlsTransportState: DTLSTransportState { lock.withLock { machine.dtls } }
     /// The ICE role of our agent, as W3C `RTCIceTransport.role`: `unknown` before the
     /// agent exists, then `controlling` (the offerer, or either side facing an ICE-lite
     /// peer, RFC 8445 §6.1.1) or `controlled`.
@@ -176,7 +171,7 @@ public final class PeerConnection: @unchecked Sendable {
     ///   have-local-offer; ``PeerConnectionError/setup(_:)`` when the ICE agent cannot be made.
     public func createOffer() throws -> SessionDescriptionInit {
         try lock.withLock {
-            guard state != .closed else { throw PeerConnectionError.closed }
+            guard !machine.isClosed else { throw PeerConnectionError.closed }
             guard signaling == .stable || signaling == .haveLocalOffer else {
                 throw PeerConnectionError.invalidState(operation: "createOffer", state: signaling.rawValue)
             }
@@ -202,7 +197,7 @@ public final class PeerConnection: @unchecked Sendable {
     ///   ``PeerConnectionError/invalidDescription(_:)`` when the offer cannot be answered.
     public func createAnswer() throws -> SessionDescriptionInit {
         try lock.withLock {
-            guard state != .closed else { throw PeerConnectionError.closed }
+            guard !machine.isClosed else { throw PeerConnectionError.closed }
             guard signaling == .haveRemoteOffer, let remote, agent != nil else {
                 throw PeerConnectionError.invalidState(operation: "createAnswer", state: signaling.rawValue)
             }
@@ -228,7 +223,7 @@ public final class PeerConnection: @unchecked Sendable {
         }
         _ = try obtainAgent(controlling: controlling)
         let agentToGather: IceAgent? = try lock.withLock {
-            guard state != .closed else { throw PeerConnectionError.closed }
+            guard !machine.isClosed else { throw PeerConnectionError.closed }
             let parsed: SessionDescription
             do { parsed = try SessionDescription(parsing: description.sdp) } catch {
                 throw PeerConnectionError.invalidDescription("local \(description.type.rawValue): \(error)")
@@ -245,7 +240,7 @@ public final class PeerConnection: @unchecked Sendable {
             events.append(.signalingState(signaling))
             local = parsed
             localType = description.type
-            if startMs == nil { startMs = monotonicMs() }
+            machine.descriptionSet(now: monotonicMs())
             if description.type == .answer {
                 events += negotiate(answer: parsed, weAreOfferer: false)
             }
@@ -275,7 +270,7 @@ public final class PeerConnection: @unchecked Sendable {
             throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
         }
         let controlling = try lock.withLock { () -> Bool in
-            guard state != .closed else { throw PeerConnectionError.closed }
+            guard !machine.isClosed else { throw PeerConnectionError.closed }
             switch (description.type, signaling) {
             case (.offer, .stable), (.offer, .haveRemoteOffer), (.answer, .haveLocalOffer): break
             default:
@@ -300,7 +295,7 @@ public final class PeerConnection: @unchecked Sendable {
         // candidates straight to libnice, which refuses them before it has credentials.
         if !ufrag.isEmpty { agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd) }
         let (candidates, endOfCandidates) = try lock.withLock { () -> ([Candidate], Bool) in
-            guard state != .closed else { throw PeerConnectionError.closed }
+            guard !machine.isClosed else { throw PeerConnectionError.closed }
             let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
             guard !prints.isEmpty || usable.isEmpty else {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
@@ -310,7 +305,7 @@ public final class PeerConnection: @unchecked Sendable {
             signaling = description.type == .offer ? .haveRemoteOffer : .stable
             events.append(.signalingState(signaling))
             remote = parsed
-            if startMs == nil { startMs = monotonicMs() }
+            machine.descriptionSet(now: monotonicMs())
             var seen: Set<String> = []
             var candidates: [Candidate] = []
             for m in parsed.media where !m.isRejected {
@@ -353,7 +348,7 @@ public final class PeerConnection: @unchecked Sendable {
     ///   not parse, an unknown mid, or one libnice refuses; the connection goes on.
     public func addIceCandidate(_ candidate: IceCandidateInit) throws {
         let usable: IceAgent? = try lock.withLock {
-            guard state != .closed else { throw PeerConnectionError.closed }
+            guard !machine.isClosed else { throw PeerConnectionError.closed }
             guard let remote, let agent = self.agent else {
                 guard pendingRemoteCandidates.count < Self.maximumRemoteCandidates else {
                     throw PeerConnectionError.invalidCandidate(
@@ -433,7 +428,7 @@ public final class PeerConnection: @unchecked Sendable {
     /// round-trip times in seconds, byte and packet counts; timings in ms.
     public func getStats() -> StatsReport {
         let (list, pair, transport, ice, timings, role) = lock.withLock {
-            (transceivers, selectedPair, self.transport, iceState, timingsLocked(), dtlsRole)
+            (transceivers, selectedPair, self.transport, machine.ice, timingsLocked(), dtlsRole)
         }
         return StatsReport(transceivers: list, selectedPair: pair, transport: transport, iceState: ice, dtlsRole: role,
                            rtcp: rtcp, timings: timings)
@@ -449,7 +444,7 @@ public final class PeerConnection: @unchecked Sendable {
         let (list, transport, agent, timers, wasOpen) = lock.withLock {
             let wasOpen = !closedLocally
             closedLocally = true
-            state = .closed
+            machine.close()
             signaling = .closed
             let timers = [rtcpTimer, tickTimer, dtlsTimer]
             rtcpTimer = 0; tickTimer = 0; dtlsTimer = 0
@@ -577,51 +572,16 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     private func timingsLocked() -> ConnectionTimings {
-        var t = ConnectionTimings()
-        guard let start = startMs else { return t }
-        t.iceConnectedMs = iceConnectedMs.map { Double($0 - start) }
-        t.dtlsConnectedMs = dtlsConnectedMs.map { Double($0 - start) }
         let firsts = transceivers.filter { $0.kind == .video }.compactMap(\.receiver.firstFrameMs)
         let any = firsts.isEmpty ? transceivers.compactMap(\.receiver.firstFrameMs) : firsts
-        t.firstRemoteFrameMs = any.min().map { Double($0 - start) }
-        return t
+        return machine.timings(firstFrameMs: any.min())
     }
 
     /// Marks the connection failed with `reason` (under lock); returns the events.
-    private func failLocked(_ reason: String) -> [PeerConnectionEvent] {
-        guard state != .failed, state != .closed else { return [] }
-        state = .failed
-        failure = reason
-        return [.connectionState(.failed, reason: reason)]
-    }
+    private func failLocked(_ reason: String) -> [PeerConnectionEvent] { machine.fail(reason) }
 
     private func fail(_ reason: String) {
         emit(lock.withLock { failLocked(reason) })
-    }
-
-    /// Recomputes the W3C connection state from ICE and DTLS (under lock).
-    private func updateStateLocked() -> [PeerConnectionEvent] {
-        guard state != .closed, state != .failed else { return [] }
-        let next: PeerConnectionState
-        switch (iceState, dtlsState) {
-        case (.failed, _): next = .failed
-        case (_, .failed): next = .failed
-        case (.disconnected, _): next = .disconnected
-        case (.connected, .connected), (.completed, .connected): next = .connected
-        case (.checking, _), (.connected, _), (.completed, _): next = .connecting
-        default: next = dtlsState == .connecting ? .connecting : .new
-        }
-        guard next != state else { return [] }
-        if next == .failed {
-            let reason = iceState == .failed
-                ? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked, \(startMs.map { "\(monotonicMs() - $0) ms after the offer/answer, " } ?? "")"
-                    + "limit \(configuration.iceCheckingTimeoutMs) ms (every pair's checks went unanswered, or the limit passed)"
-                    : "ICE failed: the path to the peer stopped working (nothing received for 30 s, or keepalive checks unanswered: the peer is gone or unreachable)")
-                : "DTLS failed: \(transport?.error.map { "\($0)" } ?? "handshake failed")"
-            return failLocked(reason)
-        }
-        state = next
-        return [.connectionState(next, reason: nil)]
     }
 
     private func emit(_ events: [PeerConnectionEvent]) {
@@ -636,7 +596,7 @@ public final class PeerConnection: @unchecked Sendable {
         var events: [PeerConnectionEvent] = []
         var startDTLS = false
         lock.withLock {
-            guard state != .closed else { return }
+            guard !machine.isClosed else { return }
             switch event {
             case let .localCandidate(c):
                 localCandidates.append(c)
@@ -650,13 +610,9 @@ public final class PeerConnection: @unchecked Sendable {
                                                                usernameFragment: credentials.ufrag)))
                 events.append(.iceGatheringState(.complete))
             case let .state(s):
-                iceState = s
-                events.append(.iceConnectionState(s))
-                if (s == .connected || s == .completed) && iceConnectedMs == nil {
-                    iceConnectedMs = monotonicMs()
-                    startDTLS = true
-                }
-                events += updateStateLocked()
+                let (changed, first) = machine.iceChanged(s, now: monotonicMs(), dtlsError: transport?.error.map { "\($0)" })
+                events += changed
+                startDTLS = first
             case let .selectedPair(pair):
                 selectedPair = pair
             case let .remoteCandidateDropped(candidate, reason):
@@ -673,8 +629,8 @@ public final class PeerConnection: @unchecked Sendable {
         // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
         // (loop thread) may both get here; only one starts DTLS.
         let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = lock.withLock {
-            guard !dtlsStarted, state != .closed, state != .failed, negotiated, let role = dtlsRole, let transport,
-                  iceState == .connected || iceState == .completed else { return nil }
+            guard !dtlsStarted, !machine.isClosed, machine.state != .failed, negotiated, let role = dtlsRole, let transport,
+                  machine.iceIsConnected else { return nil }
             dtlsStarted = true
             return (transport, role, remoteFingerprints)
         }
@@ -696,23 +652,10 @@ public final class PeerConnection: @unchecked Sendable {
         var events: [PeerConnectionEvent] = []
         var startMedia = false
         lock.withLock {
-            guard state != .closed else { return }
-            dtlsState = newState
-            events.append(.dtlsState(newState))
-            if newState == .connected && dtlsConnectedMs == nil {
-                dtlsConnectedMs = monotonicMs()
-                startMedia = true
-            }
-            if newState == .failed {
-                events += failLocked("DTLS failed: \(error.map { "\($0)" } ?? "handshake failed")")
-            } else if newState == .closed && state == .connected {
-                // The peer hung up (close_notify): the call is over, not failed.
-                state = .closed
-                failure = nil
-                events.append(.connectionState(.closed, reason: "closed by the peer (DTLS close_notify)"))
-            } else {
-                events += updateStateLocked()
-            }
+            guard !machine.isClosed else { return }
+            let (changed, first) = machine.dtlsChanged(newState, error: error, now: monotonicMs())
+            events += changed
+            startMedia = first
         }
         emit(events)
         if startMedia { startMediaFlow() }
@@ -743,7 +686,7 @@ public final class PeerConnection: @unchecked Sendable {
             pc.sendReports()
             pc.scheduleRTCP()
         }
-        lock.withLock { if state != .closed { rtcpTimer = id } }
+        lock.withLock { if !machine.isClosed { rtcpTimer = id } }
     }
 
     private func scheduleTick() {
@@ -753,7 +696,7 @@ public final class PeerConnection: @unchecked Sendable {
             pc.tick()
             pc.scheduleTick()
         }
-        lock.withLock { if state != .closed { tickTimer = id } }
+        lock.withLock { if !machine.isClosed { tickTimer = id } }
     }
 
     /// NACKs due (every 20 ms).
@@ -787,7 +730,7 @@ public final class PeerConnection: @unchecked Sendable {
     private func receiveRTP(_ bytes: [UInt8]) {
         guard let packet = try? RTPPacket(parsing: bytes) else { return }
         let receiver: RtpReceiver? = lock.withLock {
-            guard state != .closed else { return nil }
+            guard !machine.isClosed else { return nil }
             return router.route(packet, among: transceivers)
         }
         guard let receiver else { return }

@@ -55,16 +55,11 @@ public final class PeerConnection: @unchecked Sendable {
     private var tickTimer: UInt32 = 0
     private var dtlsTimer: UInt32 = 0
     private var sessionVersion: UInt64 = 2
-    private var pendingRemoteCandidates: [IceCandidateInit] = []
-    private var remoteEndOfCandidates = false
     private var credentials: (ufrag: String, pwd: String) = ("", "")
     /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
     private var closedLocally = false
-    /// Remote candidates already given to ICE (transport, address, port, type): a
-    /// candidate both trickled and inside a (repeated) description is added once.
-    private var remoteCandidateKeys: Set<String> = []
-    /// The remote ICE ufrag of the current remote description.
-    private var remoteUfrag: String?
+    /// Remote candidates taken, held and checked (with the remote ufrag).
+    private var remoteCandidates = RemoteCandidates()
     /// True once DTLS was started (at most once).
     private var dtlsStarted = false
 
@@ -301,7 +296,7 @@ public final class PeerConnection: @unchecked Sendable {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
             }
             remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
-            remoteUfrag = ufrag.isEmpty ? nil : ufrag
+            remoteCandidates.ufrag = ufrag.isEmpty ? nil : ufrag
             signaling = description.type == .offer ? .haveRemoteOffer : .stable
             events.append(.signalingState(signaling))
             remote = parsed
@@ -332,10 +327,7 @@ public final class PeerConnection: @unchecked Sendable {
             emit([.remoteCandidateDropped(candidate: first.sdpValue, reason: "the description has \(dropped.count) candidates "
                 + "beyond the \(Self.maximumRemoteCandidates) a connection takes: they are dropped")])
         }
-        let pending = lock.withLock { () -> [IceCandidateInit] in
-            defer { pendingRemoteCandidates = [] }
-            return pendingRemoteCandidates
-        }
+        let pending = lock.withLock { remoteCandidates.takeHeld() }
         for c in pending { try? addIceCandidate(c) }
         if endOfCandidates { agent.endOfRemoteCandidates() }
         maybeStartDTLS()
@@ -350,30 +342,14 @@ public final class PeerConnection: @unchecked Sendable {
         let usable: IceAgent? = try lock.withLock {
             guard !machine.isClosed else { throw PeerConnectionError.closed }
             guard let remote, let agent = self.agent else {
-                guard pendingRemoteCandidates.count < Self.maximumRemoteCandidates else {
-                    throw PeerConnectionError.invalidCandidate(
-                        candidate: candidate.candidate,
-                        reason: "more than \(Self.maximumRemoteCandidates) candidates before the remote description: dropped")
-                }
-                pendingRemoteCandidates.append(candidate)
+                try remoteCandidates.hold(candidate)
                 return nil
             }
-            if let mid = candidate.sdpMid, !mid.isEmpty, !remote.media.contains(where: { $0.mid == mid }) {
-                throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "unknown mid \"\(mid)\"")
-            }
-            if candidate.sdpMid == nil, let index = candidate.sdpMLineIndex, !(0..<remote.media.count).contains(index) {
-                throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "no m-line \(index)")
-            }
-            // W3C addIceCandidate: a candidate of another ICE generation or session is refused.
-            if let ufrag = candidate.usernameFragment, !ufrag.isEmpty, let remoteUfrag, ufrag != remoteUfrag {
-                throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate,
-                                                           reason: "usernameFragment \"\(ufrag)\" is not the remote ufrag \"\(remoteUfrag)\"")
-            }
+            try remoteCandidates.check(candidate, against: remote)
             return agent
         }
         guard let agent = usable else { return }
         if candidate.isEndOfCandidates {
-            lock.withLock { remoteEndOfCandidates = true }
             agent.endOfRemoteCandidates()
             return
         }
@@ -399,25 +375,12 @@ public final class PeerConnection: @unchecked Sendable {
         return !pli.isEmpty
     }
 
-    /// The most remote candidates one connection takes (from descriptions and trickle
-    /// together; a browser sends a handful). Each becomes a candidate pair that libnice
-    /// checks every 20 ms in turn, so thousands would keep the agent busy for minutes.
-    public static let maximumRemoteCandidates = 100
+    /// The most remote candidates one connection takes (``RemoteCandidates/maximum``: 100).
+    public static let maximumRemoteCandidates = RemoteCandidates.maximum
 
-    /// Whether `c` (by transport, address, port and type) is new (true), seen before
-    /// (false), or one too many
-    /// (``PeerConnectionError/invalidCandidate(candidate:reason:)`` naming the limit).
+    /// ``RemoteCandidates/firstSighting(_:)`` under the lock.
     private func firstSighting(_ c: Candidate) throws -> Bool {
-        let key = "\(c.transport.lowercased()) \(c.address) \(c.port) \(c.type.rawValue)"
-        return try lock.withLock {
-            guard !remoteCandidateKeys.contains(key) else { return false }
-            guard remoteCandidateKeys.count < Self.maximumRemoteCandidates else {
-                throw PeerConnectionError.invalidCandidate(
-                    candidate: c.sdpValue, reason: "more than \(Self.maximumRemoteCandidates) remote candidates: dropped")
-            }
-            remoteCandidateKeys.insert(key)
-            return true
-        }
+        try lock.withLock { try remoteCandidates.firstSighting(c) }
     }
 
     // MARK: Stats

@@ -51,8 +51,6 @@ public final class PeerConnection: @unchecked Sendable {
     private var remoteFingerprints: [(algorithm: String, hex: String)] = []
     private var router = BundleRouter()
     private var selectedPair: IceCandidatePair?
-    private var rtcpTimer: UInt32 = 0
-    private var tickTimer: UInt32 = 0
     private var dtlsTimer: UInt32 = 0
     private var sessionVersion: UInt64 = 2
     private var credentials: (ufrag: String, pwd: String) = ("", "")
@@ -404,17 +402,17 @@ public final class PeerConnection: @unchecked Sendable {
     /// allocations). Idempotent. It waits for the sink threads to finish writing, so from an
     /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
-        let (list, transport, agent, timers, wasOpen) = lock.withLock {
+        let (list, transport, agent, timer, wasOpen) = lock.withLock {
             let wasOpen = !closedLocally
             closedLocally = true
             machine.close()
             signaling = .closed
-            let timers = [rtcpTimer, tickTimer, dtlsTimer]
-            rtcpTimer = 0; tickTimer = 0; dtlsTimer = 0
-            return (transceivers, self.transport, self.agent, timers, wasOpen)
+            defer { dtlsTimer = 0 }
+            return (transceivers, self.transport, self.agent, dtlsTimer, wasOpen)
         }
         guard wasOpen else { return }
-        for id in timers where id != 0 { loop.cancelTimer(id) }
+        if timer != 0 { loop.cancelTimer(timer) }
+        rtcp.stopTimers(on: loop)
         for t in list { t.sender.stop() }
         if let transport, transport.state == .connected {
             transport.sendRTCP(RTCPCompound.serialize(rtcp.goodbyeCompound(ssrcs: list.map(\.sender.ssrc))))
@@ -636,30 +634,16 @@ public final class PeerConnection: @unchecked Sendable {
             let box = WeakBox(self), kind = t.kind
             t.sender.start(transport: transport) { error in box.value?.fail("\(kind) sender could not start: \(error)") }
         }
-        scheduleRTCP()
-        scheduleTick()
-    }
-
-    private func scheduleRTCP() {
-        let interval = RTCPInterval.milliseconds(members: 2, averagePacketBytes: 120, rtcpBandwidthBitsPerSecond: 50_000,
-                                                 minimumMs: configuration.rtcpMinimumIntervalMs, random: Double.random(in: 0..<1))
         let box = WeakBox(self)
-        let id = loop.after(milliseconds: UInt32(interval)) {
-            guard let pc = box.value, pc.connectionState != .closed else { return }
+        rtcp.startTimers(on: loop, minimumIntervalMs: configuration.rtcpMinimumIntervalMs, report: {
+            guard let pc = box.value, pc.connectionState != .closed else { return false }
             pc.sendReports()
-            pc.scheduleRTCP()
-        }
-        lock.withLock { if !machine.isClosed { rtcpTimer = id } }
-    }
-
-    private func scheduleTick() {
-        let box = WeakBox(self)
-        let id = loop.after(milliseconds: 20) {
-            guard let pc = box.value, pc.connectionState != .closed else { return }
+            return true
+        }, tick: {
+            guard let pc = box.value, pc.connectionState != .closed else { return false }
             pc.tick()
-            pc.scheduleTick()
-        }
-        lock.withLock { if !machine.isClosed { tickTimer = id } }
+            return true
+        })
     }
 
     /// NACKs due (every 20 ms).

@@ -1,4 +1,5 @@
 // RTCPSession: the RTCP of one BUNDLE transport — our reports and feedback compounds, and what received RTCP means (RFC 3550 §6, RFC 4585, RFC 5104).
+import EventLoop
 import Foundation
 import RTP
 
@@ -14,8 +15,9 @@ import RTP
 ///   `remote-inbound-rtp` statistics and round-trip time (RFC 3550 §6.4.1, A.8) that
 ///   report blocks about our streams carry.
 ///
-/// The timers that decide when to send stay with the connection; this type never
-/// waits and never holds its lock while calling a sender or receiver.
+/// It also keeps the two timers on the event loop that say when: the regular report
+/// (RFC 3550 §6.2 interval, randomised) and the 20 ms NACK tick. It never waits and never
+/// holds its lock while calling a sender, a receiver or the connection.
 final class RTCPSession: @unchecked Sendable {
     /// Our CNAME (SDES item 1), the same for every stream of the connection.
     let cname: String
@@ -24,8 +26,48 @@ final class RTCPSession: @unchecked Sendable {
     private var lastRTT: Double?
     private var counts: [String: Int] = [:]
 
+    /// Timer ids on the loop (0: none) and whether ``stopTimers(on:)`` ran (under `lock`).
+    private var reportTimer: UInt32 = 0, nackTimer: UInt32 = 0, timersStopped = false
+
     /// A session that reports with `cname`.
     init(cname: String) { self.cname = cname }
+
+    /// Starts the timers on `loop`: `report` about every `minimumIntervalMs` (RFC 3550 §6.2
+    /// with 2 members, randomised 0.5–1.5×) and `tick` every 20 ms. Each closure returns
+    /// false when its connection is gone or closed, which ends that timer.
+    func startTimers(on loop: EventLoop, minimumIntervalMs: Double, report: @escaping @Sendable () -> Bool,
+                     tick: @escaping @Sendable () -> Bool) {
+        scheduleReport(on: loop, minimumIntervalMs: minimumIntervalMs, report)
+        scheduleTick(on: loop, tick)
+    }
+
+    /// Cancels the timers (any thread); a timer already firing sees its closure return false.
+    func stopTimers(on loop: EventLoop) {
+        let ids = lock.withLock { () -> [UInt32] in
+            timersStopped = true
+            defer { reportTimer = 0; nackTimer = 0 }
+            return [reportTimer, nackTimer]
+        }
+        for id in ids where id != 0 { loop.cancelTimer(id) }
+    }
+
+    private func scheduleReport(on loop: EventLoop, minimumIntervalMs: Double, _ report: @escaping @Sendable () -> Bool) {
+        let interval = RTCPInterval.milliseconds(members: 2, averagePacketBytes: 120, rtcpBandwidthBitsPerSecond: 50_000,
+                                                 minimumMs: minimumIntervalMs, random: Double.random(in: 0..<1))
+        let id = loop.after(milliseconds: UInt32(interval)) { [weak self] in
+            guard let self, report() else { return }
+            scheduleReport(on: loop, minimumIntervalMs: minimumIntervalMs, report)
+        }
+        lock.withLock { if !timersStopped { reportTimer = id } }
+    }
+
+    private func scheduleTick(on loop: EventLoop, _ tick: @escaping @Sendable () -> Bool) {
+        let id = loop.after(milliseconds: 20) { [weak self] in
+            guard let self, tick() else { return }
+            scheduleTick(on: loop, tick)
+        }
+        lock.withLock { if !timersStopped { nackTimer = id } }
+    }
 
     /// Our regular compound for now (`ntp`: the 64-bit NTP time of sending) about the
     /// transceivers in `list`.

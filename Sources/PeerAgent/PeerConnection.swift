@@ -475,61 +475,16 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Applies the answer (ours or theirs); returns the events to emit.
     private func negotiate(answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
-        var events: [PeerConnectionEvent] = []
-        let offer = weAreOfferer ? local : remote
-        let remoteDescription = weAreOfferer ? answer : remote
-        var accepted = 0
-        var reasons: [String] = []
-        var used: Set<ObjectIdentifier> = []
-        for (index, m) in answer.media.enumerated() {
-            guard let mid = m.mid else { continue }
-            let t: RtpTransceiver?
-            if weAreOfferer {
-                t = transceivers.first { $0.mid == mid }
-            } else {
-                t = transceivers.first { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) && ($0.mid == nil || $0.mid == mid) }
-            }
-            guard let t else { continue }
-            used.insert(ObjectIdentifier(t))
-            t.mid = mid
-            guard !m.isRejected, let pt = m.payloads.first?.payloadType else {
-                t.currentDirection = .inactive
-                let offered = offer.flatMap { $0.media.indices.contains(index) ? $0.media[index] : nil }
-                let names = (offered?.payloads ?? []).compactMap { p in p.name.map { "\($0)/\(p.clockRate ?? 0)" } }
-                reasons.append("mid \(mid) \(m.kind): no common codec (offered \(names.isEmpty ? "none" : names.joined(separator: ", ")); peer supports \(m.kind == .video ? "VP8/90000" : "opus/48000/2"))")
-                continue
-            }
-            accepted += 1
-            let ours = weAreOfferer ? m.effectiveDirection.reversed : m.effectiveDirection
-            t.currentDirection = ours
-            if let ext = m.extmaps.first(where: { $0.uri == JSEP.midExtension }), (1...14).contains(ext.id) {
-                router.midExtensionID = UInt8(ext.id)
-            }
-            t.sender.configure(payloadType: pt, mid: mid, midExtensionID: router.midExtensionID.map(Int.init))
-            let remoteSection = remoteDescription?.media.first { $0.mid == mid }
-            let remoteSSRC = remoteSection?.ssrcs.first?.ssrc
-            t.receiver.configure(mid: mid, payloadTypes: m.payloads.map(\.payloadType), remoteSSRC: remoteSSRC)
-            if let remoteSSRC { router.announce(ssrc: remoteSSRC, to: t.receiver) }
-            if ours.receives {
-                events.append(.track(RemoteTrackInfo(kind: "\(m.kind)", mid: mid, ssrc: remoteSSRC, payloadType: pt,
-                                                     codec: m.payloads.first?.name ?? "")))
-            }
-        }
-        // DTLS role (RFC 8842 §5): the answerer's a=setup decides.
-        let answerSetup = answer.media.first { !$0.isRejected }?.setup ?? answer.setup ?? .active
-        if weAreOfferer {
-            dtlsRole = answerSetup == .passive ? .client : .server
-        } else {
-            dtlsRole = answerSetup == .passive ? .server : .client
-        }
+        let media = AnswerNegotiation.apply(answer, offer: weAreOfferer ? local : remote,
+                                            remote: weAreOfferer ? answer : remote, to: transceivers,
+                                            weAreOfferer: weAreOfferer, router: &router)
+        dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer)
         negotiated = true
         // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
         // second): then a silent path is reported `disconnected` within seconds.
         agent?.setExpectsTraffic(transceivers.contains { $0.currentDirection?.receives == true })
-        if accepted == 0 {
-            events += failLocked(reasons.isEmpty ? "no m-section was accepted" : reasons.joined(separator: "; "))
-        }
-        return events
+        guard media.accepted == 0 else { return media.tracks }
+        return media.tracks + failLocked(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
     }
 
     private func timingsLocked() -> ConnectionTimings {

@@ -299,17 +299,10 @@ public final class PeerConnection: @unchecked Sendable {
             events.append(.signalingState(signaling))
             remote = parsed
             machine.descriptionSet(now: monotonicMs())
-            var seen: Set<String> = []
-            var candidates: [Candidate] = []
-            for m in parsed.media where !m.isRejected {
-                for c in m.candidates where c.component == 1 && seen.insert(c.sdpValue).inserted { candidates.append(c) }
-            }
-            let trickle = (parsed.iceOptions + parsed.media.flatMap(\.iceOptions)).contains("trickle")
-            let end = parsed.media.contains { $0.endOfCandidates } || (!candidates.isEmpty && !trickle)
             if description.type == .answer {
                 events += negotiate(answer: parsed, weAreOfferer: true)
             }
-            return (candidates, end)
+            return RemoteCandidates.carried(by: parsed)
         }
         emit(events)
         guard !ufrag.isEmpty else { return }
@@ -439,16 +432,10 @@ public final class PeerConnection: @unchecked Sendable {
     /// making an agent waits for the event-loop thread, whose callbacks take `lock`.
     private func obtainAgent(controlling: Bool) throws -> IceAgent {
         if let existing = lock.withLock({ agent }) { return existing }
-        var c = IceAgent.Configuration(controlling: controlling)
-        c.servers = configuration.iceServers
-        c.policy = configuration.iceTransportPolicy
-        c.localAddresses = configuration.localAddresses
-        c.tcp = configuration.tcpCandidates
-        c.checkingTimeoutMs = configuration.iceCheckingTimeoutMs
         let box = WeakBox(self)
         let made: IceAgent
         do {
-            made = try IceAgent(c, loop: loop, onEvent: { event in box.value?.iceEvent(event) },
+            made = try IceAgent(configuration.iceAgentConfiguration(controlling: controlling), loop: loop, onEvent: { event in box.value?.iceEvent(event) },
                                 onReceive: { bytes in box.value?.transportReceive(bytes) })
         } catch {
             throw PeerConnectionError.setup("ICE agent: \(error)")

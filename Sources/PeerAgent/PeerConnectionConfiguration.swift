@@ -35,6 +35,17 @@ public struct PeerConnectionConfiguration: Sendable {
 
     /// The defaults above.
     public init() {}
+
+    /// The ICE agent's configuration for this connection, `controlling` or not (RFC 8445 §6.1.1).
+    func iceAgentConfiguration(controlling: Bool) -> IceAgent.Configuration {
+        var c = IceAgent.Configuration(controlling: controlling)
+        c.servers = iceServers
+        c.policy = iceTransportPolicy
+        c.localAddresses = localAddresses
+        c.tcp = tcpCandidates
+        c.checkingTimeoutMs = iceCheckingTimeoutMs
+        return c
+    }
 }
 
 /// Why a ``PeerConnection`` call failed. Each case names the value at fault.

@@ -23,6 +23,19 @@ struct RemoteCandidates {
     private var keys: Set<String> = []
     private var pending: [IceCandidateInit] = []
 
+    /// The candidates `description` carries for ICE (component 1 of the accepted
+    /// m-sections, each once, in order) and whether it ends them: `a=end-of-candidates`,
+    /// or candidates without `a=ice-options:trickle` (a vanilla peer sends them all at once).
+    static func carried(by description: SessionDescription) -> (candidates: [Candidate], endOfCandidates: Bool) {
+        var seen: Set<String> = []
+        var candidates: [Candidate] = []
+        for m in description.media where !m.isRejected {
+            for c in m.candidates where c.component == 1 && seen.insert(c.sdpValue).inserted { candidates.append(c) }
+        }
+        let trickle = (description.iceOptions + description.media.flatMap(\.iceOptions)).contains("trickle")
+        return (candidates, description.media.contains { $0.endOfCandidates } || (!candidates.isEmpty && !trickle))
+    }
+
     /// Keeps `candidate`, trickled before the remote description, until it is set.
     mutating func hold(_ candidate: IceCandidateInit) throws(PeerConnectionError) {
         guard pending.count < Self.maximum else {

@@ -51,4 +51,26 @@ import Testing
             try set.check(IceCandidateInit(candidate: "x", sdpMid: "0", usernameFragment: "old1"), against: remote)
         }
     }
+
+    /// A description's candidates: component 1 of accepted m-sections, each once; a
+    /// description without trickle ends them, one with trickle only by end-of-candidates.
+    @Test func theCandidatesADescriptionCarries() throws {
+        func sdp(trickle: Bool, end: Bool) -> String {
+            "v=0\r\no=- 1 1 IN IP4 0.0.0.0\r\ns=-\r\nt=0 0\r\n" + (trickle ? "a=ice-options:trickle\r\n" : "")
+                + "m=audio 9 UDP/TLS/RTP/SAVPF 111\r\nc=IN IP4 0.0.0.0\r\na=mid:0\r\na=rtpmap:111 opus/48000/2\r\n"
+                + "a=candidate:1 1 udp 2122260223 192.0.2.7 5000 typ host\r\n"
+                + "a=candidate:1 2 udp 2122260222 192.0.2.7 5001 typ host\r\n"
+                + (end ? "a=end-of-candidates\r\n" : "")
+                + "m=video 9 UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 0.0.0.0\r\na=mid:1\r\na=rtpmap:96 VP8/90000\r\n"
+                + "a=candidate:1 1 udp 2122260223 192.0.2.7 5000 typ host\r\n"
+                + "a=candidate:2 1 udp 1686052607 198.51.100.9 6000 typ srflx raddr 192.0.2.7 rport 5000\r\n"
+                + "m=video 0 UDP/TLS/RTP/SAVPF 96\r\nc=IN IP4 0.0.0.0\r\na=mid:2\r\na=rtpmap:96 VP8/90000\r\n"
+                + "a=candidate:3 1 udp 2122260223 192.0.2.8 7000 typ host\r\n"
+        }
+        let vanilla = RemoteCandidates.carried(by: try SessionDescription(parsing: sdp(trickle: false, end: false)))
+        #expect(vanilla.candidates.map(\.port) == [5000, 6000])
+        #expect(vanilla.endOfCandidates)
+        #expect(!RemoteCandidates.carried(by: try SessionDescription(parsing: sdp(trickle: true, end: false))).endOfCandidates)
+        #expect(RemoteCandidates.carried(by: try SessionDescription(parsing: sdp(trickle: true, end: true))).endOfCandidates)
+    }
 }

@@ -51,6 +51,7 @@ final class RTCPSession: @unchecked Sendable {
         for id in ids where id != 0 { loop.cancelTimer(id) }
     }
 
+    /// Sets the next report timer; each firing sets the one after while `report` says so.
     private func scheduleReport(on loop: EventLoop, minimumIntervalMs: Double, _ report: @escaping @Sendable () -> Bool) {
         let interval = RTCPInterval.milliseconds(members: 2, averagePacketBytes: 120, rtcpBandwidthBitsPerSecond: 50_000,
                                                  minimumMs: minimumIntervalMs, random: Double.random(in: 0..<1))
@@ -61,6 +62,7 @@ final class RTCPSession: @unchecked Sendable {
         lock.withLock { if !timersStopped { reportTimer = id } }
     }
 
+    /// Sets the next 20 ms tick; each firing sets the one after while `tick` says so.
     private func scheduleTick(on loop: EventLoop, _ tick: @escaping @Sendable () -> Bool) {
         let id = loop.after(milliseconds: 20) { [weak self] in
             guard let self, tick() else { return }

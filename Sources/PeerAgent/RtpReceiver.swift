@@ -81,6 +81,9 @@ final class RtpReceiver: @unchecked Sendable {
     private var sinkOverflowDrops = 0
     /// Video waits for a key frame because the sink fell behind (not because of a loss).
     private var sinkOverflowing = false
+    /// Audio samples (48 kHz, per channel) of packets and gaps dropped for a full sink,
+    /// not yet handed to the decoder as a gap.
+    private var droppedAudioSamples = 0
     /// Called once, on the loop thread, when the first frame (video) or packet (audio)
     /// arrives, with the mid. Set before media flows.
     var onFirstFrame: (@Sendable (String) -> Void)?
@@ -318,14 +321,23 @@ final class RtpReceiver: @unchecked Sendable {
         case let .packet(packet):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
                 sinkOverflowDrops += 1
+                droppedAudioSamples += packet.sampleCount ?? 960
                 return
             }
             let ts = arrived(timestamp: packet.timestamp, now: now)
             let frame = EncodedAudioFrame(data: packet.data, sampleCount: packet.sampleCount ?? 960, timestamp: ts)
-            toSink { [self] in sinkAudio(frame, gapBefore: nil) }
+            // The time of packets dropped for a full sink goes to the decoder as a gap, so
+            // decoded audio (WAV, totalSamplesReceived) keeps the call's length.
+            let gap = droppedAudioSamples
+            droppedAudioSamples = 0
+            toSink { [self] in sinkAudio(frame, gapBefore: gap > 0 ? gap : nil) }
         case let .gap(gap):
-            guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else { return }
-            let samples = Int(gap.duration)
+            guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
+                droppedAudioSamples += Int(gap.duration)
+                return
+            }
+            let samples = Int(gap.duration) + droppedAudioSamples
+            droppedAudioSamples = 0
             toSink { [self] in sinkAudio(nil, gapBefore: samples) }
         }
     }
@@ -340,7 +352,8 @@ final class RtpReceiver: @unchecked Sendable {
     }
 
     /// A PLI after a loss or while waiting for a key frame, held back while the sink is
-    /// still more than half its ``maximumSinkBacklog`` behind (under lock).
+    /// still more than half its ``maximumSinkBacklog`` behind — also after a network loss:
+    /// a key frame could not be taken before the backlog is down anyway (under lock).
     private func keyframeRequest(now: Int64) -> [RTCPPacket] {
         guard sinkBacklog.load(ordering: .relaxed) <= Self.maximumSinkBacklog(kind) / 2 else { return [] }
         return pli(now: now)
@@ -420,9 +433,15 @@ final class RtpReceiver: @unchecked Sendable {
         }
         guard let opus else { return }
         var blocks: [AudioFrame] = []
-        if let gap = gapBefore, gap > 0, gap <= 48_000, let pcm = try? opus.concealLoss(sampleCount: gap) {
-            blocks.append(pcm)
-            sinkStats.concealed += pcm.samplesPerChannel
+        if let gap = gapBefore, gap > 0, gap <= 48_000 {
+            // libopus conceals at most 120 ms (5,760 samples, a multiple of 2.5 ms) per call:
+            // a longer gap (up to 1 s) is concealed in pieces.
+            var left = gap - gap % 120
+            while left > 0, let pcm = try? opus.concealLoss(sampleCount: min(left, 5_760)), pcm.samplesPerChannel > 0 {
+                blocks.append(pcm)
+                sinkStats.concealed += pcm.samplesPerChannel
+                left -= pcm.samplesPerChannel
+            }
         }
         if let frame, let pcm = try? opus.decode(frame.data, timestamp: frame.timestamp) { blocks.append(pcm) }
         for block in blocks {

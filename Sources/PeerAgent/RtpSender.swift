@@ -41,7 +41,7 @@ final class RtpSender: @unchecked Sendable {
     let encoding: SendEncoding
     let thread: MediaThread
 
-    // Set at negotiation (before start), then only read on `thread`.
+    // Written (configure, start, stop) and read only on `thread`.
     private var payloadType: UInt8 = 0
     private var midExtension: RTPHeaderExtension?
     private var transport: DtlsSrtpTransport?
@@ -70,7 +70,6 @@ final class RtpSender: @unchecked Sendable {
     private let reportBasis = Mutex(ReportBasis())
     private var stats: OutboundRTPStats
     private var started = false
-    private var lastFIRSequence: UInt8?
     /// Called (on the thread) when a frame was sent: whether it was a key frame.
     var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
 
@@ -175,48 +174,94 @@ final class RtpSender: @unchecked Sendable {
         thread.stop()
     }
 
+    /// Feedback from the peer waiting for the sender's thread, merged: however many PLI,
+    /// FIR and NACK messages arrive while the thread is busy (a flood, or an encoder
+    /// descheduled), one drain is queued and the requests it finds take bounded room —
+    /// one key-frame flag, counters, at most ``maximumPendingRetransmissions`` sequence
+    /// numbers — so nothing the peer sends grows the thread's queue.
+    private struct PendingFeedback {
+        var keyframe = false
+        var plis = 0, firs = 0, nacks = 0
+        var lastFIRSequence: UInt8?
+        var lost: [UInt16] = []
+        var lostSet: Set<UInt16> = []
+        var drainQueued = false
+    }
+    private let feedback = Mutex(PendingFeedback())
+
     /// PLI (RFC 4585 §6.3.1): the next frame is a key frame.
     func pictureLossIndication() {
-        thread.async { [self] in
-            stats.pliCount += 1
-            keyframeRequested = true
-        }
+        merge { $0.plis += 1; $0.keyframe = true }
     }
 
     /// FIR (RFC 5104 §4.3.1): a key frame, unless this is a repeat of the last request
     /// (same command sequence number).
     func fullIntraRequest(sequenceNumber: UInt8) {
-        thread.async { [self] in
-            stats.firCount += 1
-            guard lastFIRSequence != sequenceNumber else { return }
-            lastFIRSequence = sequenceNumber
-            keyframeRequested = true
+        merge {
+            $0.firs += 1
+            guard $0.lastFIRSequence != sequenceNumber else { return }
+            $0.lastFIRSequence = sequenceNumber
+            $0.keyframe = true
         }
     }
 
     /// At most this many packets are resent for one NACK message: a hostile or confused
     /// receiver cannot make us resend the whole history at once.
     static let maximumRetransmissionsPerNack = 64
+    /// At most this many sequence numbers wait to be resent (the retransmission history's
+    /// size); more asked for before the thread gets to them are not resent.
+    static let maximumPendingRetransmissions = 1024
 
     /// Generic NACK (RFC 4585 §6.2.1): sends again the packets still in the history
-    /// (at most ``maximumRetransmissionsPerNack`` per message).
+    /// (at most ``maximumRetransmissionsPerNack`` per message, each once however often asked).
     func nack(_ sequenceNumbers: [UInt16]) {
-        thread.async { [self] in
-            stats.nackCount += 1
-            guard let transport else { return }
-            let asked = Array(sequenceNumbers.prefix(Self.maximumRetransmissionsPerNack))
-            for packet in history.packets(for: asked, nowMs: monotonicMs()) {
-                let bytes = packet.serialized()
-                if transport.sendRTP(bytes) {
-                    stats.packetsSent += 1
-                    stats.bytesSent += packet.payload.count
-                    stats.headerBytesSent += bytes.count - packet.payload.count
-                    stats.retransmittedPacketsSent += 1
-                    stats.retransmittedBytesSent += packet.payload.count
-                }
+        merge {
+            $0.nacks += 1
+            for seq in sequenceNumbers.prefix(Self.maximumRetransmissionsPerNack)
+            where $0.lost.count < Self.maximumPendingRetransmissions && $0.lostSet.insert(seq).inserted {
+                $0.lost.append(seq)
             }
-            publishReportBasis()
         }
+    }
+
+    /// Test hook: how many sequence numbers wait to be resent, and whether a drain is queued.
+    var pendingFeedback: (retransmissions: Int, drainQueued: Bool) {
+        feedback.withLock { ($0.lost.count, $0.drainQueued) }
+    }
+
+    /// Records feedback in ``feedback`` (any thread) and queues one drain if none is queued.
+    private func merge(_ change: (inout PendingFeedback) -> Void) {
+        let queue = feedback.withLock { f -> Bool in
+            change(&f)
+            defer { f.drainQueued = true }
+            return !f.drainQueued
+        }
+        if queue { thread.async { [self] in drainFeedback() } }
+    }
+
+    /// Acts on the merged feedback (sender's thread): counters, the key-frame request, the
+    /// retransmissions still in the history.
+    private func drainFeedback() {
+        let f = feedback.withLock { f -> PendingFeedback in
+            defer { f = PendingFeedback(lastFIRSequence: f.lastFIRSequence) }
+            return f
+        }
+        stats.pliCount += f.plis
+        stats.firCount += f.firs
+        stats.nackCount += f.nacks
+        if f.keyframe { keyframeRequested = true }
+        guard let transport, !f.lost.isEmpty else { return }
+        for packet in history.packets(for: f.lost, nowMs: monotonicMs()) {
+            let bytes = packet.serialized()
+            if transport.sendRTP(bytes) {
+                stats.packetsSent += 1
+                stats.bytesSent += packet.payload.count
+                stats.headerBytesSent += bytes.count - packet.payload.count
+                stats.retransmittedPacketsSent += 1
+                stats.retransmittedBytesSent += packet.payload.count
+            }
+        }
+        publishReportBasis()
     }
 
     /// Our sender report (RFC 3550 §6.4.1) for now, or nil before the first packet.

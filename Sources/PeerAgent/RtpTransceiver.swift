@@ -15,6 +15,7 @@ public final class RtpTransceiver: @unchecked Sendable {
     let sender: RtpSender
     let receiver: RtpReceiver
 
+    /// A transceiver of `kind` asking for `direction`, with its sender and receiver.
     init(kind: MediaKind, direction: Direction, sender: RtpSender, receiver: RtpReceiver) {
         self.kind = kind
         self.direction = direction

@@ -97,7 +97,9 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     /// Not W3C: frames (video) or packets (audio) dropped on arrival because decoding
     /// and recording had fallen ``RtpReceiver/maximumSinkBacklog(_:)`` items (2 s) behind
     /// — the machine was too busy for this stream. Included in `framesDropped` (video)
-    /// or `packetsDiscarded` (audio). 0 on a machine that keeps up.
+    /// or `packetsDiscarded` (audio). Video counts the inter frames after such a drop up
+    /// to the key frame that resumes decoding (also those a network loss in that wait
+    /// would have cost). 0 on a machine that keeps up.
     public var sinkOverflowDrops = 0
     /// Width of the last decoded (or received key) frame in pixels (video).
     public var frameWidth: Int?

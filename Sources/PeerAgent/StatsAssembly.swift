@@ -5,8 +5,8 @@ import SDP
 
 extension StatsReport {
     /// The report of one connection (W3C webrtc-stats §7): `outbound-rtp` and `inbound-rtp`
-    /// of each negotiated transceiver in `list` (read without waiting for a media thread
-    /// only where the sender and receiver publish their counters), the `codec`s in use,
+    /// of each negotiated transceiver in `list` (waits for each sender's and sink's
+    /// thread to read their counters), the `codec`s in use,
     /// `remote-inbound-rtp` and the round-trip time from `rtcp`, the selected
     /// `candidate-pair` with its `local-candidate`/`remote-candidate`, and the bundle's
     /// `transport` with its DTLS and SRTP figures; `timings` as measured by the connection.

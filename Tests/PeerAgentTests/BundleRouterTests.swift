@@ -19,6 +19,7 @@ import Testing
         }
     }
 
+    /// An RTP packet from `ssrc` with `payloadType`, carrying `mid` in the extension `extensionID`.
     static func packet(ssrc: UInt32, payloadType: UInt8, mid: String? = nil, extensionID: UInt8 = 4) -> RTPPacket {
         RTPPacket(payloadType: payloadType, sequenceNumber: 1, timestamp: 0, ssrc: ssrc,
                   headerExtension: mid.map { .oneByte([RTPExtensionElement(id: extensionID, data: Array($0.utf8))]) },

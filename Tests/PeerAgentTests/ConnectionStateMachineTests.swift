@@ -5,6 +5,7 @@ import Testing
 @testable import PeerAgent
 
 @Suite struct ConnectionStateMachineTests {
+    /// The connection states among `events`, in order.
     static func states(_ events: [PeerConnectionEvent]) -> [PeerConnectionState] {
         events.compactMap { if case let .connectionState(s, _) = $0 { s } else { nil } }
     }

@@ -4,6 +4,7 @@ import Testing
 @testable import PeerAgent
 
 @Suite struct RemoteCandidatesTests {
+    /// A host candidate at 192.0.2.7 on `port` over `transport`.
     static func candidate(port: Int, transport: String = "udp") throws -> Candidate {
         try Candidate(parsing: "candidate:1 1 \(transport) 2122260223 192.0.2.7 \(port) typ host")
     }

@@ -83,15 +83,16 @@ import Testing
         #expect(count == limit + 1)
     }
 
-    /// Audio the same way: with the sink held, 300 Opus packets arrive; 100 are queued and
-    /// 200 discarded (packetsDiscarded, sinkOverflowDrops). Once the sink has caught up the
-    /// next packet is recorded again and the Ogg file's gap is filled as for a loss.
+    /// Audio the same way: with the sink held, 120 Opus packets arrive; 100 are queued and
+    /// 20 discarded (packetsDiscarded, sinkOverflowDrops). Once the sink has caught up the
+    /// next packets are decoded and recorded again: the decoder conceals the 20 packets'
+    /// time (so decoded audio keeps the call's length) and the Ogg file fills the gap.
     @Test func anAudioSinkThatFallsBehindDiscardsPackets() throws {
         var tone = try ToneGenerator(frequency: 440, levelDBFS: -20)
         let encoder = try OpusEncoder(configuration: OpusEncoderConfiguration())
         var packetizer = OpusPacketizer(ssrc: 0x99, payloadType: 111, sequenceNumber: 7)
         var packets: [RTPPacket] = []
-        for n in 0..<310 {
+        for n in 0..<130 {
             let encoded = try encoder.encode(tone.next(sampleCount: 960))
             packets.append(try packetizer.packetize(encoded.data, timestamp: UInt32(n * 960)))
         }
@@ -104,22 +105,23 @@ import Testing
         receiver.configure(mid: "1", payloadTypes: [111], remoteSSRC: 0x99)
         let hold = DispatchSemaphore(value: 0)
         thread.async { hold.wait() }
-        for p in packets[0..<300] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
+        for p in packets[0..<120] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
         let limit = RtpReceiver.maximumSinkBacklog(.audio)
         hold.signal()
         let held = receiver.snapshot()
-        let passed = held.framesWritten ?? -1
-        #expect(passed == limit)
-        #expect(held.sinkOverflowDrops == held.packetsDiscarded)
-        #expect(held.sinkOverflowDrops + passed == 300)
-        for p in packets[300..<310] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
+        #expect(held.framesWritten == limit)
+        #expect(held.sinkOverflowDrops == 120 - limit)
+        #expect(held.packetsDiscarded == 120 - limit)
+        for p in packets[120..<130] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
         receiver.close()
         let after = receiver.snapshot()
         #expect(after.framesWritten == limit + 10)
-        #expect(after.sinkOverflowDrops == held.sinkOverflowDrops)
+        #expect(after.sinkOverflowDrops == 120 - limit)
+        #expect(after.concealedSamples == (120 - limit) * 960)
+        #expect(after.totalSamplesReceived == 130 * 960)  // decoded + concealed: the call's length
         // The file is whole and its length true: the dropped packets' time is filled.
         let file = try OggOpusReader(path: ogg)
         #expect(file.endOfStream)
-        #expect(file.playbackSamples == 310 * 960 - Int64(file.head.preSkip))  // 310 packets of 20 ms
+        #expect(file.playbackSamples == 130 * 960 - Int64(file.head.preSkip))  // 130 packets of 20 ms
     }
 }

@@ -83,6 +83,34 @@ import Testing
         #expect(count == limit + 1)
     }
 
+    /// The PLI after an overflow waits until the sink is down to half its bound: with 31
+    /// frames still queued an inter frame asks for nothing, with 30 it asks for a key frame.
+    /// (Gates are put in the sink thread's queue between the receiver's own items.)
+    @Test func thePictureLossIndicationWaitsForHalfTheBacklog() throws {
+        let frames = try Self.packets(frames: 70, keyframesAt: [])
+        let thread = MediaThread(name: "test.sink")
+        let receiver = RtpReceiver(kind: .video, options: ReceiveOptions(decode: false), localSSRC: 1, sinkThread: thread)
+        receiver.configure(mid: "0", payloadTypes: [96], remoteSSRC: 0x1234)
+        defer { receiver.close() }
+        let gates = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        let reached = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        func gate(_ k: Int) { thread.async { reached[k].signal(); gates[k].wait() } }
+        gate(0)
+        for frame in frames[0..<29] { #expect(!Self.feed(receiver, frame)) }
+        gate(1)
+        #expect(!Self.feed(receiver, frames[29]))
+        gate(2)
+        for frame in frames[30..<60] { #expect(!Self.feed(receiver, frame)) }  // 60 queued: full
+        #expect(!Self.feed(receiver, frames[60]))  // dropped on arrival; waits for a key frame
+        #expect(!Self.feed(receiver, frames[61]))  // 60 behind: no PLI
+        gates[0].signal(); reached[1].wait()       // the sink ran 29: 31 behind
+        #expect(!Self.feed(receiver, frames[62]))
+        gates[1].signal(); reached[2].wait()       // one more: 30 behind, half
+        #expect(Self.feed(receiver, frames[63]))
+        gates[2].signal()
+        #expect(receiver.snapshot().sinkOverflowDrops == 4)  // frames 60–63
+    }
+
     /// Audio the same way: with the sink held, 120 Opus packets arrive; 100 are queued and
     /// 20 discarded (packetsDiscarded, sinkOverflowDrops). Once the sink has caught up the
     /// next packets are decoded and recorded again: the decoder conceals the 20 packets'

@@ -74,15 +74,8 @@ enum LoopBench {
         print("loop: 1 ms timer on the event-loop thread for \(seconds) s")
         print("  media off (no call):          \(idle.line)")
 
-        var options = LoopbackOptions()
-        options.durationSeconds = seconds + 4
-        options.width = 1280
-        options.height = 720
-        options.frameRate = 30
-        options.videoBitrateKbps = 2_000
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("peer-bench-loop-\(getpid())").path
-        options.outputDirectory = dir
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let options = LoopbackBench.options(seconds: seconds + 4, width: 1280, height: 720, kbps: 2_000, label: "loop")
+        defer { try? FileManager.default.removeItem(atPath: options.outputDirectory) }
         let call = Task { try await Loopback.run(options) }
         // Media flows ~0.2 s after the start; measure from 2 s in, for `seconds`.
         try await Task.sleep(nanoseconds: 2_000_000_000)

@@ -7,16 +7,25 @@ import PeerAgent
 /// ICE connected, DTLS connected and the first remote frame (per side), and the CPU
 /// seconds the whole process used per media second (both sides together, and per side).
 enum LoopbackBench {
-    static func run(seconds: Double) async throws {
+    /// Loopback options for a benchmark: `seconds` of `width`×`height`@30 VP8 at
+    /// `kbps` kbit/s plus Opus, recorded into a scratch directory named after `label`
+    /// (the caller removes `options.outputDirectory`).
+    static func options(seconds: Double, width: Int, height: Int, kbps: Int, label: String) -> LoopbackOptions {
         var options = LoopbackOptions()
         options.durationSeconds = seconds
-        options.width = 640
-        options.height = 480
+        options.width = width
+        options.height = height
         options.frameRate = 30
-        options.videoBitrateKbps = 1_000
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("peer-bench-loopback-\(getpid())").path
-        options.outputDirectory = dir
-        defer { try? FileManager.default.removeItem(atPath: dir) }
+        options.videoBitrateKbps = kbps
+        options.outputDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("peer-bench-\(label)-\(getpid())").path
+        return options
+    }
+
+    /// Runs the call and prints the figures.
+    /// - Throws: what ``PeerAgent/Loopback/run(_:progress:)`` throws (the call could not be made).
+    static func run(seconds: Double) async throws {
+        let options = options(seconds: seconds, width: 640, height: 480, kbps: 1_000, label: "loopback")
+        defer { try? FileManager.default.removeItem(atPath: options.outputDirectory) }
         let cpuBefore = MediaBench.cpuSeconds(RUSAGE_SELF)
         let wallBefore = Date()
         let (a, b) = try await Loopback.run(options)

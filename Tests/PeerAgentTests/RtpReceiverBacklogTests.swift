@@ -3,7 +3,9 @@ import Dispatch
 import Foundation
 import Media
 import RTP
+import SDP
 import Testing
+import TestSupport
 @testable import PeerAgent
 
 @Suite struct RtpReceiverBacklogTests {
@@ -24,6 +26,18 @@ import Testing
         return out
     }
 
+    /// A receiver of `kind` whose sinks run on a thread of its own, held by a first item
+    /// until the returned semaphore is signalled.
+    static func heldReceiver(_ kind: MediaKind, _ options: ReceiveOptions, payloadType: Int,
+                             remoteSSRC: UInt32) -> (receiver: RtpReceiver, thread: MediaThread, hold: DispatchSemaphore) {
+        let thread = MediaThread(name: "test.sink")
+        let receiver = RtpReceiver(kind: kind, options: options, localSSRC: 1, sinkThread: thread)
+        receiver.configure(mid: kind == .audio ? "1" : "0", payloadTypes: [payloadType], remoteSSRC: remoteSSRC)
+        let hold = DispatchSemaphore(value: 0)
+        thread.async { hold.wait() }
+        return (receiver, thread, hold)
+    }
+
     /// Feeds one frame's packets; returns whether a PLI came back.
     static func feed(_ receiver: RtpReceiver, _ frame: [RTPPacket]) -> Bool {
         var pli = false
@@ -42,15 +56,10 @@ import Testing
     @Test func aSinkThatFallsBehindDropsFramesAndResumesAtAKeyFrame() throws {
         let frames = try Self.packets(frames: 203, keyframesAt: [202])
         #expect(frames.count == 203)
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let ivf = dir.appendingPathComponent("v.ivf").path
-        let thread = MediaThread(name: "test.sink")
-        let receiver = RtpReceiver(kind: .video, options: ReceiveOptions(ivfPath: ivf), localSSRC: 1, sinkThread: thread)
-        receiver.configure(mid: "0", payloadTypes: [96], remoteSSRC: 0x1234)
-        let hold = DispatchSemaphore(value: 0)
-        thread.async { hold.wait() }
+        let dir = TestServices.temporaryDirectory("backlog")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ivf = dir + "/v.ivf"
+        let (receiver, _, hold) = Self.heldReceiver(.video, ReceiveOptions(ivfPath: ivf), payloadType: 96, remoteSSRC: 0x1234)
 
         var plis = 0
         for frame in frames[0..<200] where Self.feed(receiver, frame) { plis += 1 }
@@ -88,26 +97,23 @@ import Testing
     /// (Gates are put in the sink thread's queue between the receiver's own items.)
     @Test func thePictureLossIndicationWaitsForHalfTheBacklog() throws {
         let frames = try Self.packets(frames: 70, keyframesAt: [])
-        let thread = MediaThread(name: "test.sink")
-        let receiver = RtpReceiver(kind: .video, options: ReceiveOptions(decode: false), localSSRC: 1, sinkThread: thread)
-        receiver.configure(mid: "0", payloadTypes: [96], remoteSSRC: 0x1234)
+        let (receiver, thread, hold) = Self.heldReceiver(.video, ReceiveOptions(decode: false), payloadType: 96, remoteSSRC: 0x1234)
         defer { receiver.close() }
-        let gates = (0..<3).map { _ in DispatchSemaphore(value: 0) }
-        let reached = (0..<3).map { _ in DispatchSemaphore(value: 0) }
+        let gates = (1...2).map { _ in DispatchSemaphore(value: 0) }
+        let reached = (1...2).map { _ in DispatchSemaphore(value: 0) }
         func gate(_ k: Int) { thread.async { reached[k].signal(); gates[k].wait() } }
-        gate(0)
         for frame in frames[0..<29] { #expect(!Self.feed(receiver, frame)) }
-        gate(1)
+        gate(0)
         #expect(!Self.feed(receiver, frames[29]))
-        gate(2)
+        gate(1)
         for frame in frames[30..<60] { #expect(!Self.feed(receiver, frame)) }  // 60 queued: full
         #expect(!Self.feed(receiver, frames[60]))  // dropped on arrival; waits for a key frame
         #expect(!Self.feed(receiver, frames[61]))  // 60 behind: no PLI
-        gates[0].signal(); reached[1].wait()       // the sink ran 29: 31 behind
+        hold.signal(); reached[0].wait()           // the sink ran 29: 31 behind
         #expect(!Self.feed(receiver, frames[62]))
-        gates[1].signal(); reached[2].wait()       // one more: 30 behind, half
+        gates[0].signal(); reached[1].wait()       // one more: 30 behind, half
         #expect(Self.feed(receiver, frames[63]))
-        gates[2].signal()
+        gates[1].signal()
         #expect(receiver.snapshot().sinkOverflowDrops == 4)  // frames 60–63
     }
 
@@ -124,15 +130,10 @@ import Testing
             let encoded = try encoder.encode(tone.next(sampleCount: 960))
             packets.append(try packetizer.packetize(encoded.data, timestamp: UInt32(n * 960)))
         }
-        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("backlog-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
-        defer { try? FileManager.default.removeItem(at: dir) }
-        let ogg = dir.appendingPathComponent("a.ogg").path
-        let thread = MediaThread(name: "test.sink")
-        let receiver = RtpReceiver(kind: .audio, options: ReceiveOptions(oggPath: ogg), localSSRC: 2, sinkThread: thread)
-        receiver.configure(mid: "1", payloadTypes: [111], remoteSSRC: 0x99)
-        let hold = DispatchSemaphore(value: 0)
-        thread.async { hold.wait() }
+        let dir = TestServices.temporaryDirectory("backlog")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ogg = dir + "/a.ogg"
+        let (receiver, _, hold) = Self.heldReceiver(.audio, ReceiveOptions(oggPath: ogg), payloadType: 111, remoteSSRC: 0x99)
         for p in packets[0..<120] { _ = receiver.handle(p, payloadBytes: p.payload.count, headerBytes: 12) }
         let limit = RtpReceiver.maximumSinkBacklog(.audio)
         hold.signal()

@@ -1,0 +1,35 @@
+// CallEvent: what a Call reports while it runs (the `--json` events).
+
+/// What a ``Call`` reports while it runs (the `--json` events).
+public enum CallEvent: Sendable {
+    /// The call's state changed; `peer` is the remote user for per-peer states in a room.
+    case state(CallState, peer: String?, reason: String?)
+    /// A signaling message could not be used; it was dropped and the call goes on.
+    case signalingError(topic: String, reason: String)
+    /// A candidate we sent or received.
+    case candidate(peer: String, local: Bool, candidate: String)
+    /// The W3C connection state of the connection with `peer` changed (`connecting`,
+    /// `connected`, `disconnected` when the path went silent, `failed`, `closed`).
+    case connectionState(peer: String, state: String, reason: String?)
+    /// A remote candidate from `peer` was dropped (a `.local` name that did not resolve
+    /// in time, or one beyond the 100 a connection takes); the call goes on with the others.
+    case candidateDropped(peer: String, candidate: String, reason: String)
+    /// A remote track was negotiated.
+    case track(peer: String, kind: String, mid: String, codec: String)
+    /// Periodic counts: video frames and audio packets recorded so far from `peer`.
+    case frames(peer: String, video: Int, audio: Int)
+    /// An offer arrived while in a call and was declined (we stay in our call).
+    case busy(from: String, reason: String)
+    /// A room member announced itself (`callme`), with its user id.
+    case peerJoined(String)
+    /// A room member left (`close`), with its user id.
+    case peerLeft(String)
+    /// The router connection dropped or came back (the call goes on).
+    case router(String)
+    /// A step of call set-up, for timing: `joined` (router WELCOME), `offerPublished`,
+    /// `offerReceived`, `answerPublished`, `answerReceived`, `iceConnected`,
+    /// `dtlsConnected`, `firstRemoteFrame` (video), `firstRemoteAudio`.
+    case milestone(String, peer: String?)
+    /// Final statistics of the connection with `peer`.
+    case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
+}

@@ -135,6 +135,8 @@ final class Lines: @unchecked Sendable {
         defer { a.agent.close() }
         try a.agent.gather()
         #expect(await a.waitGathered(15))
+        // The failure follows gatheringComplete on the loop thread: wait for it, not past it.
+        #expect(await a.wait(5) { $0.contains { if case .gatheringFailed = $0 { true } else { false } } })
         #expect(a.candidates.isEmpty)
         let failure = a.lock.withLock { a.events.compactMap { if case .gatheringFailed(let r) = $0 { r } else { nil } } }
         #expect(failure.first?.contains("no relay candidate") == true, "\(failure)")

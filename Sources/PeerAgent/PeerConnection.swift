@@ -29,13 +29,12 @@ public final class PeerConnection: @unchecked Sendable {
     private let certificate: Certificate
     private let fingerprint: Fingerprint
     private let cname = randomIceChars(16)
-    private let rtcp: RTCPSession
+    private let plane: MediaPlane
     private let streamId = UUID().uuidString.lowercased()
     private let sessionId = UInt64.random(in: 1..<(1 << 62))
     private let lock = NSLock()
 
     // Under `lock`.
-    private var transceivers: [RtpTransceiver] = []
     private var agent: IceAgent?
     private var transport: DtlsSrtpTransport?
     private var isOfferer: Bool?
@@ -49,7 +48,6 @@ public final class PeerConnection: @unchecked Sendable {
     private var negotiated = false
     private var dtlsRole: DTLSRole?
     private var remoteFingerprints: [(algorithm: String, hex: String)] = []
-    private var router = BundleRouter()
     private var selectedPair: IceCandidatePair?
     private var dtlsTimer: UInt32 = 0
     private var sessionVersion: UInt64 = 2
@@ -66,7 +64,7 @@ public final class PeerConnection: @unchecked Sendable {
     public init(configuration: PeerConnectionConfiguration = PeerConnectionConfiguration(), loop: EventLoop = .shared,
                 onEvent: @escaping @Sendable (PeerConnectionEvent) -> Void) throws {
         self.configuration = configuration
-        rtcp = RTCPSession(cname: cname)
+        plane = MediaPlane(cname: cname)
         machine = ConnectionStateMachine(iceCheckingTimeoutMs: configuration.iceCheckingTimeoutMs)
         self.loop = loop
         self.onEvent = onEvent
@@ -104,12 +102,12 @@ public final class PeerConnection: @unchecked Sendable {
         let box = WeakBox(self)
         receiver.onFirstFrame = { mid in box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)]) }
         let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver)
-        lock.withLock { transceivers.append(t) }
+        plane.add(t)
         return t
     }
 
     /// The transceivers, in the order added.
-    public var allTransceivers: [RtpTransceiver] { lock.withLock { transceivers } }
+    public var allTransceivers: [RtpTransceiver] { plane.transceivers }
 
     // MARK: State
 
@@ -175,6 +173,7 @@ public final class PeerConnection: @unchecked Sendable {
             let offer = JSEP.createOffer(optionsLocked())
             // JSEP.createOffer orders audio first; mids are the section indexes.
             var used: Set<ObjectIdentifier> = []
+            let transceivers = plane.transceivers
             for m in offer.media {
                 guard let t = transceivers.first(where: { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) }) else { continue }
                 used.insert(ObjectIdentifier(t))
@@ -362,7 +361,7 @@ public final class PeerConnection: @unchecked Sendable {
     @discardableResult
     public func requestKeyframe(_ transceiver: RtpTransceiver) -> Bool {
         let pli = transceiver.receiver.requestKeyframe()
-        sendFeedback(pli)
+        plane.sendFeedback(pli)
         return !pli.isEmpty
     }
 
@@ -381,11 +380,11 @@ public final class PeerConnection: @unchecked Sendable {
     /// timings. Units as in webrtc-stats: `timestamp` ms since the Unix epoch, jitter and
     /// round-trip times in seconds, byte and packet counts; timings in ms.
     public func getStats() -> StatsReport {
-        let (list, pair, transport, ice, timings, role) = lock.withLock {
-            (transceivers, selectedPair, self.transport, machine.ice, timingsLocked(), dtlsRole)
+        let (pair, transport, ice, timings, role) = lock.withLock {
+            (selectedPair, self.transport, machine.ice, timingsLocked(), dtlsRole)
         }
-        return StatsReport(transceivers: list, selectedPair: pair, transport: transport, iceState: ice, dtlsRole: role,
-                           rtcp: rtcp, timings: timings)
+        return StatsReport(transceivers: plane.transceivers, selectedPair: pair, transport: transport, iceState: ice,
+                           dtlsRole: role, rtcp: plane.rtcp, timings: timings)
     }
 
     // MARK: Close
@@ -395,22 +394,17 @@ public final class PeerConnection: @unchecked Sendable {
     /// allocations). Idempotent. It waits for the sink threads to finish writing, so from an
     /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
-        let (list, transport, agent, timer, wasOpen) = lock.withLock {
+        let (transport, agent, timer, wasOpen) = lock.withLock {
             let wasOpen = !closedLocally
             closedLocally = true
             machine.close()
             signaling = .closed
             defer { dtlsTimer = 0 }
-            return (transceivers, self.transport, self.agent, dtlsTimer, wasOpen)
+            return (self.transport, self.agent, dtlsTimer, wasOpen)
         }
         guard wasOpen else { return }
         if timer != 0 { loop.cancelTimer(timer) }
-        rtcp.stopTimers(on: loop)
-        for t in list { t.sender.stop() }
-        if let transport, transport.state == .connected {
-            transport.sendRTCP(RTCPCompound.serialize(rtcp.goodbyeCompound(ssrcs: list.map(\.sender.ssrc))))
-        }
-        for t in list { t.receiver.close() }
+        plane.close(on: loop)
         transport?.close()
         agent?.close()
         emit([.connectionState(.closed, reason: nil)])
@@ -420,7 +414,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     private func optionsLocked() -> LocalDescriptionOptions {
         sessionVersion += 1
-        let tracks = transceivers.map { t in
+        let tracks = plane.transceivers.map { t in
             LocalTrack(kind: t.kind, direction: t.direction, ssrc: t.sender.ssrc, cname: cname,
                        streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)")
         }
@@ -441,10 +435,10 @@ public final class PeerConnection: @unchecked Sendable {
             throw PeerConnectionError.setup("ICE agent: \(error)")
         }
         let madeTransport = DtlsSrtpTransport(
-            ice: made, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
+            send: { [made] datagram in made.send(datagram) }, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
             onState: { state, error in box.value?.dtlsChanged(state, error) },
-            onRTP: { bytes in box.value?.receiveRTP(bytes) },
-            onRTCP: { bytes in box.value?.receiveRTCP(bytes) })
+            onRTP: { [plane] bytes in plane.receiveRTP(bytes) },
+            onRTCP: { [plane] bytes in plane.receiveRTCP(bytes) })
         let creds = (made.localUfrag, made.localPwd)
         let winner: IceAgent? = lock.withLock {
             if let agent { return agent }
@@ -453,6 +447,7 @@ public final class PeerConnection: @unchecked Sendable {
             credentials = creds
             return nil
         }
+        if winner == nil { plane.attach(madeTransport) }
         if let winner {
             made.close()
             return winner
@@ -462,19 +457,23 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// Applies the answer (ours or theirs); returns the events to emit.
     private func negotiate(answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
-        let media = AnswerNegotiation.apply(answer, offer: weAreOfferer ? local : remote,
-                                            remote: weAreOfferer ? answer : remote, to: transceivers,
-                                            weAreOfferer: weAreOfferer, router: &router)
+        let (offer, remoteSDP) = (weAreOfferer ? local : remote, weAreOfferer ? answer : remote)
+        let (media, receives) = plane.negotiate { transceivers, router in
+            (AnswerNegotiation.apply(answer, offer: offer, remote: remoteSDP, to: transceivers,
+                                     weAreOfferer: weAreOfferer, router: &router),
+             transceivers.contains { $0.currentDirection?.receives == true })
+        }
         dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer)
         negotiated = true
         // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
         // second): then a silent path is reported `disconnected` within seconds.
-        agent?.setExpectsTraffic(transceivers.contains { $0.currentDirection?.receives == true })
+        agent?.setExpectsTraffic(receives)
         guard media.accepted == 0 else { return media.tracks }
         return media.tracks + failLocked(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
     }
 
     private func timingsLocked() -> ConnectionTimings {
+        let transceivers = plane.transceivers
         let firsts = transceivers.filter { $0.kind == .video }.compactMap(\.receiver.firstFrameMs)
         let any = firsts.isEmpty ? transceivers.compactMap(\.receiver.firstFrameMs) : firsts
         return machine.timings(firstFrameMs: any.min())
@@ -565,74 +564,23 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     private func startMediaFlow() {
-        let (list, transport) = lock.withLock { (transceivers, self.transport) }
-        guard let transport else { return }
         let timer = lock.withLock { () -> UInt32 in
             defer { dtlsTimer = 0 }
             return dtlsTimer
         }
         if timer != 0 { loop.cancelTimer(timer) }
-        for t in list where t.currentDirection?.sends == true {
-            let box = WeakBox(self), kind = t.kind
-            t.sender.start(transport: transport) { error in box.value?.fail("\(kind) sender could not start: \(error)") }
-        }
         let box = WeakBox(self)
-        rtcp.startTimers(on: loop, minimumIntervalMs: configuration.rtcpMinimumIntervalMs, report: {
-            guard let pc = box.value, pc.connectionState != .closed else { return false }
-            pc.sendReports()
-            return true
-        }, tick: {
-            guard let pc = box.value, pc.connectionState != .closed else { return false }
-            pc.tick()
-            return true
-        })
-    }
-
-    /// NACKs due (every 20 ms).
-    private func tick() {
-        let list = lock.withLock { transceivers }
-        let now = monotonicMs()
-        var feedback: [RTCPPacket] = []
-        for t in list where t.currentDirection?.receives == true { feedback += t.receiver.tick(nowMs: now) }
-        sendFeedback(feedback)
-    }
-
-    /// Our regular compound (``RTCPSession/reports(for:ntp:)``, RFC 3550 §6.4, §6.5).
-    private func sendReports() {
-        let (list, transport) = lock.withLock { (transceivers, self.transport) }
-        guard let transport else { return }
-        transport.sendRTCP(RTCPCompound.serialize(rtcp.reports(for: list, ntp: ntpNow())))
-    }
-
-    /// Sends feedback (PLI, NACK) at once (``RTCPSession/feedbackCompound(_:reporter:)``).
-    private func sendFeedback(_ feedback: [RTCPPacket]) {
-        guard !feedback.isEmpty, let transport = lock.withLock({ self.transport }) else { return }
-        let reporter = lock.withLock { transceivers.first?.sender.ssrc ?? 0 }
-        transport.sendRTCP(RTCPCompound.serialize(rtcp.feedbackCompound(feedback, reporter: reporter)))
+        plane.start(on: loop, minimumIntervalMs: configuration.rtcpMinimumIntervalMs,
+                    isOpen: { box.value.map { $0.connectionState != .closed } ?? false },
+                    senderFailed: { kind, error in box.value?.fail("\(kind) sender could not start: \(error)") })
     }
 
     private func transportReceive(_ bytes: [UInt8]) {
         lock.withLock { transport }?.receive(bytes)
     }
 
-    /// Hands one RTP packet to its receiver (``BundleRouter``, RFC 8843 §9.2).
-    private func receiveRTP(_ bytes: [UInt8]) {
-        guard let packet = try? RTPPacket(parsing: bytes) else { return }
-        let receiver: RtpReceiver? = lock.withLock {
-            guard !machine.isClosed else { return nil }
-            return router.route(packet, among: transceivers)
-        }
-        guard let receiver else { return }
-        let header = bytes.count - packet.payload.count - Int(packet.paddingLength)
-        sendFeedback(receiver.handle(packet, payloadBytes: packet.payload.count, headerBytes: header))
-    }
-
     /// Received RTCP packets by type and compounds (``RTCPSession/receivedCounts``), for tests.
-    func receivedRTCPCounts() -> [String: Int] { rtcp.receivedCounts }
-
-    private func receiveRTCP(_ bytes: [UInt8]) {
-        rtcp.receive(bytes, transceivers: lock.withLock { transceivers })
-    }
+    func receivedRTCPCounts() -> [String: Int] { plane.rtcp.receivedCounts }
 }
 
 /// A weak reference for callbacks that must not keep their owner alive.

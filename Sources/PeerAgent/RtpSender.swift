@@ -1,3 +1,4 @@
+import DTLS
 import Dispatch
 import Foundation
 import Media

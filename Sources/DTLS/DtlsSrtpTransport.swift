@@ -1,6 +1,5 @@
-import DTLS
+// DtlsSrtpTransport: one DTLS-SRTP association over one ICE transport, with RFC 7983 demultiplexing (RFC 5764, RFC 5761 rtcp-mux).
 import EventLoop
-import ICE
 import Synchronization
 
 /// The W3C `RTCDtlsTransport` of a BUNDLE group: one DTLS-SRTP association
@@ -10,20 +9,20 @@ import Synchronization
 /// Incoming datagrams are told apart by their first byte (RFC 7983): DTLS
 /// records go to the handshake, SRTP and SRTCP are unprotected with the keys the
 /// handshake exported and handed on. Outgoing RTP and RTCP are protected and sent
-/// on the ICE transport's selected pair.
+/// with `send`, on the ICE transport's selected pair.
 ///
 /// Threading: ``receive(_:)`` is called on the event-loop thread (where ICE
 /// delivers datagrams) and `onRTP`/`onRTCP`/`onState` run there. ``sendRTP(_:)``
-/// and ``sendRTCP(_:)`` may be called from any thread (libsrtp sessions lock,
-/// libnice's send is thread-safe). The SRTP sessions are published behind a lock.
-final class DtlsSrtpTransport: @unchecked Sendable {
-    /// The DTLS handshake; nil until ``start(role:remoteFingerprints:)``.
-    private let dtls = Mutex<DTLSTransport?>(nil)
-    /// DTLS records that arrived before ``start(role:remoteFingerprints:)`` (guarded by `dtls`'s lock).
-    private var early: [[UInt8]] = []
+/// and ``sendRTCP(_:)`` may be called from any thread (libsrtp sessions lock, and
+/// `send` must be thread-safe, as libnice's is). Each piece of state is behind its own
+/// `Mutex`, none held while calling out.
+public final class DtlsSrtpTransport: Sendable {
+    /// The DTLS handshake (nil until ``start(role:remoteFingerprints:)``) and the DTLS
+    /// records that arrived before it (at most 16, fed to it at start).
+    private let dtls = Mutex<(transport: DTLSTransport?, early: [[UInt8]])>((nil, []))
     private let sessions = Mutex<(outbound: SRTPSession, inbound: SRTPSession)?>(nil)
     private let counters = Mutex(TransportCounters())
-    private let ice: IceAgent
+    private let send: @Sendable ([UInt8]) -> Bool
     private let certificate: Certificate
     private let loop: EventLoop
     private let onState: @Sendable (DTLSTransportState, DTLSError?) -> Void
@@ -31,27 +30,38 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     private let onRTCP: @Sendable ([UInt8]) -> Void
     /// Test hook: returns true for an incoming datagram to drop before it is processed
     /// (the loss injector of the NACK tests). Set before media starts.
-    let dropInbound: (@Sendable ([UInt8]) -> Bool)?
+    public let dropInbound: (@Sendable ([UInt8]) -> Bool)?
 
     /// Bytes and packets through the transport, for `transport` and `candidate-pair` stats.
-    struct TransportCounters: Sendable {
-        var bytesSent = 0, bytesReceived = 0, packetsSent = 0, packetsReceived = 0
-        var srtpFailures = 0, dropped = 0, sendFailures = 0
+    public struct TransportCounters: Sendable {
+        /// Datagram bytes and datagrams sent (after protection) and received (before it).
+        public var bytesSent = 0, bytesReceived = 0, packetsSent = 0, packetsReceived = 0
+        /// SRTP/SRTCP protect or unprotect failures; inbound datagrams dropped by
+        /// ``DtlsSrtpTransport/dropInbound``; datagrams `send` refused.
+        public var srtpFailures = 0, dropped = 0, sendFailures = 0
         /// Inbound datagrams (past libnice, which drops those from unknown sources) that
         /// are neither DTLS nor RTP/RTCP by RFC 7983's first byte: STUN libnice did not
         /// take, TURN ChannelData, or garbage.
-        var unknownDropped = 0
+        public var unknownDropped = 0
         /// The inbound SRTP session's failures by kind (all of them are in `srtpFailures`).
-        var inboundSRTP = SRTPCounters()
+        public var inboundSRTP = SRTPCounters()
     }
 
-    /// Creates the transport over `ice`; nothing happens before ``start(role:remoteFingerprints:)``.
-    init(ice: IceAgent, certificate: Certificate, loop: EventLoop,
-         dropInbound: (@Sendable ([UInt8]) -> Bool)? = nil,
-         onState: @escaping @Sendable (DTLSTransportState, DTLSError?) -> Void,
-         onRTP: @escaping @Sendable ([UInt8]) -> Void,
-         onRTCP: @escaping @Sendable ([UInt8]) -> Void) {
-        self.ice = ice
+    /// Creates the transport; nothing happens before ``start(role:remoteFingerprints:)``.
+    /// - Parameters:
+    ///   - send: sends one datagram on the ICE transport's selected pair (any thread);
+    ///     false when it could not.
+    ///   - certificate: our DTLS certificate (its fingerprint is in our SDP).
+    ///   - loop: the event loop the DTLS retransmission timers run on.
+    ///   - dropInbound: test hook, true for an incoming datagram to drop unprocessed.
+    ///   - onState: DTLS state changes (and the error of a failure), on the loop thread.
+    ///   - onRTP, onRTCP: each unprotected RTP packet and RTCP compound, on the loop thread.
+    public init(send: @escaping @Sendable ([UInt8]) -> Bool, certificate: Certificate, loop: EventLoop,
+                dropInbound: (@Sendable ([UInt8]) -> Bool)? = nil,
+                onState: @escaping @Sendable (DTLSTransportState, DTLSError?) -> Void,
+                onRTP: @escaping @Sendable ([UInt8]) -> Void,
+                onRTCP: @escaping @Sendable ([UInt8]) -> Void) {
+        self.send = send
         self.certificate = certificate
         self.loop = loop
         self.dropInbound = dropInbound
@@ -64,16 +74,16 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     /// fingerprints and starts the handshake (the client sends its ClientHello; the
     /// server waits). Call once ICE is connected. A second call does nothing.
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when OpenSSL cannot be set up.
-    func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) {
+    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) {
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
             onStateChange: { [weak self] state in self?.dtlsStateChanged(state) })
-        let pending: [[UInt8]]? = dtls.withLock { current in
-            guard current == nil else { return nil }  // started already: this one is dropped
-            current = transport
-            defer { early = [] }
-            return early
+        let pending: [[UInt8]]? = dtls.withLock { d in
+            guard d.transport == nil else { return nil }  // started already: this one is dropped
+            d.transport = transport
+            defer { d.early = [] }
+            return d.early
         }
         guard let pending else { return }
         transport.start()
@@ -81,22 +91,24 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     }
 
     /// The DTLS state (`new` before start).
-    var state: DTLSTransportState { dtls.withLock { $0?.state } ?? .new }
+    public var state: DTLSTransportState { handshake?.state ?? .new }
     /// The negotiated SRTP profile, once connected.
-    var srtpProfile: SRTPProfile? { dtls.withLock { $0?.srtpProfile } }
+    public var srtpProfile: SRTPProfile? { handshake?.srtpProfile }
     /// Why DTLS failed, if it did.
-    var error: DTLSError? { dtls.withLock { $0?.error } }
+    public var error: DTLSError? { handshake?.error }
     /// A snapshot of the byte and packet counters.
-    var snapshot: TransportCounters {
+    public var snapshot: TransportCounters {
         var c = counters.withLock { $0 }
         if let inbound = sessions.withLock({ $0?.inbound }) { c.inboundSRTP = inbound.counters }
         return c
     }
     /// The DTLS role, once started.
-    var role: DTLSRole? { dtls.withLock { $0?.role } }
+    public var role: DTLSRole? { handshake?.role }
+    /// The DTLS handshake, once started.
+    private var handshake: DTLSTransport? { dtls.withLock { $0.transport } }
 
     /// Handles one datagram from ICE (loop thread).
-    func receive(_ datagram: [UInt8]) {
+    public func receive(_ datagram: [UInt8]) {
         if let dropInbound, dropInbound(datagram) {
             counters.withLock { $0.dropped += 1 }
             return
@@ -106,9 +118,9 @@ final class DtlsSrtpTransport: @unchecked Sendable {
         case .dtls:
             // The peer's ClientHello may come before we start (its ICE connected first):
             // keep up to 16 records and feed them at start, rather than wait ~1 s for a resend.
-            let transport: DTLSTransport? = dtls.withLock { current in
-                if current == nil, early.count < 16 { early.append(datagram) }
-                return current
+            let transport: DTLSTransport? = dtls.withLock { d in
+                if d.transport == nil, d.early.count < 16 { d.early.append(datagram) }
+                return d.transport
             }
             transport?.receive(datagram)
         case .rtp:
@@ -130,7 +142,7 @@ final class DtlsSrtpTransport: @unchecked Sendable {
     /// Protects and sends one RTP packet; false before DTLS is connected, after close,
     /// or when protecting or sending failed (counted). Any thread.
     @discardableResult
-    func sendRTP(_ rtp: [UInt8]) -> Bool {
+    public func sendRTP(_ rtp: [UInt8]) -> Bool {
         guard let outbound = sessions.withLock({ $0?.outbound }) else { return false }
         guard let srtp = try? outbound.protect(rtp: rtp) else {
             counters.withLock { $0.srtpFailures += 1 }
@@ -141,7 +153,7 @@ final class DtlsSrtpTransport: @unchecked Sendable {
 
     /// Protects and sends one RTCP compound packet; false as for ``sendRTP(_:)``.
     @discardableResult
-    func sendRTCP(_ rtcp: [UInt8]) -> Bool {
+    public func sendRTCP(_ rtcp: [UInt8]) -> Bool {
         guard let outbound = sessions.withLock({ $0?.outbound }) else { return false }
         guard let srtcp = try? outbound.protectRTCP(rtcp) else {
             counters.withLock { $0.srtpFailures += 1 }
@@ -152,8 +164,8 @@ final class DtlsSrtpTransport: @unchecked Sendable {
 
     /// Sends close_notify and drops the SRTP keys (keeping the inbound session's
     /// counters for the final stats). Idempotent.
-    func close() {
-        dtls.withLock { $0 }?.close()
+    public func close() {
+        handshake?.close()
         if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
             let final = inbound.counters
             counters.withLock { $0.inboundSRTP = final }
@@ -162,7 +174,7 @@ final class DtlsSrtpTransport: @unchecked Sendable {
 
     @discardableResult
     private func sendRaw(_ datagram: [UInt8]) -> Bool {
-        let sent = ice.send(datagram)
+        let sent = send(datagram)
         counters.withLock {
             if sent { $0.bytesSent += datagram.count; $0.packetsSent += 1 } else { $0.sendFailures += 1 }
         }
@@ -171,7 +183,7 @@ final class DtlsSrtpTransport: @unchecked Sendable {
 
     /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports.
     private func dtlsStateChanged(_ state: DTLSTransportState) {
-        guard let transport = dtls.withLock({ $0 }) else { return }
+        guard let transport = handshake else { return }
         if state == .connected {
             guard let material = transport.keyingMaterial else {
                 onState(.failed, .noSRTPProfile)

@@ -1,0 +1,130 @@
+// MediaPlane: the RTP session of one BUNDLE transport — the transceivers, RTP routed in, RTCP reports and feedback out (RFC 3550 §6, RFC 8843 §9.2, RFC 4585).
+import DTLS
+import EventLoop
+import RTP
+import SDP
+import Synchronization
+
+/// The media side of a ``PeerConnection``: its transceivers and what flows between them
+/// and the one DTLS-SRTP transport of the BUNDLE group.
+///
+/// - In: each unprotected RTP packet goes to the receiver of its m-section
+///   (``BundleRouter``, RFC 8843 §9.2), and the feedback that receiver asks for (NACK,
+///   PLI) goes out at once; each RTCP compound goes to ``RTCPSession``.
+/// - Out: once DTLS is connected, ``start(on:minimumIntervalMs:isOpen:senderFailed:)``
+///   starts the senders and the RTCP timers (regular report, 20 ms NACK tick); ``close()``
+///   stops the senders, sends BYE (RFC 3550 §6.6) and closes the receivers' files.
+///
+/// Threading: the receive path and the timers run on the event-loop thread; the rest
+/// from any thread. The transceivers, the router and the transport are behind one
+/// `Mutex` that is never held while calling a sender, a receiver or the transport (the
+/// connection may hold its own lock while calling in: its lock comes first).
+final class MediaPlane: Sendable {
+    /// The RTCP of the transport: reports, feedback compounds, received RTCP and RTT.
+    let rtcp: RTCPSession
+    private let state = Mutex(State())
+
+    private struct State {
+        var transceivers: [RtpTransceiver] = []
+        var router = BundleRouter()
+        var transport: DtlsSrtpTransport?
+        var closed = false
+    }
+
+    /// A plane whose RTCP reports with `cname`.
+    init(cname: String) { rtcp = RTCPSession(cname: cname) }
+
+    /// The transceivers, in the order added.
+    var transceivers: [RtpTransceiver] { state.withLock { $0.transceivers } }
+
+    /// Adds a transceiver (before negotiation).
+    func add(_ transceiver: RtpTransceiver) { state.withLock { $0.transceivers.append(transceiver) } }
+
+    /// Sets the DTLS-SRTP transport media goes through (once, when the ICE agent is made).
+    func attach(_ transport: DtlsSrtpTransport) { state.withLock { $0.transport = transport } }
+
+    /// Runs `body` with the transceivers and the router, e.g. to apply a negotiated answer.
+    func negotiate<T>(_ body: ([RtpTransceiver], inout BundleRouter) -> T) -> T {
+        state.withLock { body($0.transceivers, &$0.router) }
+    }
+
+    /// Starts media once DTLS is connected: every transceiver that sends starts its sender
+    /// (`senderFailed` is told the kind and error of one whose encoder cannot start), and the
+    /// RTCP timers start on `loop` (the report about every `minimumIntervalMs`, RFC 3550
+    /// §6.2; the NACK tick every 20 ms), running while `isOpen` says so.
+    func start(on loop: EventLoop, minimumIntervalMs: Double, isOpen: @escaping @Sendable () -> Bool,
+               senderFailed: @escaping @Sendable (MediaKind, Error) -> Void) {
+        guard let (list, transport) = state.withLock({ s in s.transport.map { (s.transceivers, $0) } }) else { return }
+        for t in list where t.currentDirection?.sends == true {
+            let kind = t.kind
+            t.sender.start(transport: transport) { error in senderFailed(kind, error) }
+        }
+        rtcp.startTimers(on: loop, minimumIntervalMs: minimumIntervalMs, report: { [weak self] in
+            guard let self, isOpen() else { return false }
+            sendReports()
+            return true
+        }, tick: { [weak self] in
+            guard let self, isOpen() else { return false }
+            tick()
+            return true
+        })
+    }
+
+    /// Ends media (idempotent): cancels the RTCP timers on `loop`, stops the senders, sends
+    /// BYE for our SSRCs when DTLS is connected, and closes the receivers (waiting for
+    /// their sink threads to finish writing, so files are complete).
+    func close(on loop: EventLoop) {
+        guard let (list, transport) = state.withLock({ s -> ([RtpTransceiver], DtlsSrtpTransport?)? in
+            guard !s.closed else { return nil }
+            s.closed = true
+            return (s.transceivers, s.transport)
+        }) else { return }
+        rtcp.stopTimers(on: loop)
+        for t in list { t.sender.stop() }
+        if let transport, transport.state == .connected {
+            transport.sendRTCP(RTCPCompound.serialize(rtcp.goodbyeCompound(ssrcs: list.map(\.sender.ssrc))))
+        }
+        for t in list { t.receiver.close() }
+    }
+
+    /// Hands one unprotected RTP packet to its receiver (loop thread); one that does not
+    /// parse or that no receiver takes is dropped.
+    func receiveRTP(_ bytes: [UInt8]) {
+        guard let packet = try? RTPPacket(parsing: bytes) else { return }
+        let receiver: RtpReceiver? = state.withLock { s in
+            guard !s.closed else { return nil }
+            return s.router.route(packet, among: s.transceivers)
+        }
+        guard let receiver else { return }
+        let header = bytes.count - packet.payload.count - Int(packet.paddingLength)
+        sendFeedback(receiver.handle(packet, payloadBytes: packet.payload.count, headerBytes: header))
+    }
+
+    /// Hands one unprotected RTCP compound to ``RTCPSession/receive(_:transceivers:)`` (loop thread).
+    func receiveRTCP(_ bytes: [UInt8]) {
+        rtcp.receive(bytes, transceivers: transceivers)
+    }
+
+    /// Sends `feedback` (PLI, NACK) at once, in a compound led by an empty RR from our
+    /// first SSRC (``RTCPSession/feedbackCompound(_:reporter:)``); nothing before DTLS.
+    func sendFeedback(_ feedback: [RTCPPacket]) {
+        guard !feedback.isEmpty, let (transport, reporter) = state.withLock({ s in
+            s.transport.map { ($0, s.transceivers.first?.sender.ssrc ?? 0) }
+        }) else { return }
+        transport.sendRTCP(RTCPCompound.serialize(rtcp.feedbackCompound(feedback, reporter: reporter)))
+    }
+
+    /// NACKs due now, from every receiving transceiver (every 20 ms).
+    private func tick() {
+        let now = monotonicMs()
+        var feedback: [RTCPPacket] = []
+        for t in transceivers where t.currentDirection?.receives == true { feedback += t.receiver.tick(nowMs: now) }
+        sendFeedback(feedback)
+    }
+
+    /// Our regular compound (``RTCPSession/reports(for:ntp:)``, RFC 3550 §6.4, §6.5).
+    private func sendReports() {
+        guard let (list, transport) = state.withLock({ s in s.transport.map { (s.transceivers, $0) } }) else { return }
+        transport.sendRTCP(RTCPCompound.serialize(rtcp.reports(for: list, ntp: ntpNow())))
+    }
+}

@@ -1,0 +1,49 @@
+// CallLink: one peer connection of a call and what the call knows about it — offer/answer exchanged, published candidates, established, failed.
+import Foundation
+
+/// One remote peer of a ``Call``: its ``PeerConnection`` and the call's record of it.
+/// Used only by the call's task (no lock).
+final class CallLink {
+    /// The peer's name: `"offerer"`/`"answerer"` (legacy) or its user id (room).
+    let peer: String
+    /// The connection to it.
+    let pc: PeerConnection
+    /// True when we made the offer.
+    let offerer: Bool
+    /// The IVF and Ogg paths of what it sends us.
+    let videoPath: String, audioPath: String
+    /// Our offer as published (nil before it is published).
+    var offer: SessionDescriptionInit?
+    /// The `o=` session id and version of the offer this connection was made for.
+    var offerIdentity: String?
+    /// The answer: ours as published, or theirs as applied.
+    var answer: SessionDescriptionInit?
+    /// True once an answer was exchanged (or a decline taken).
+    var answered = false
+    /// When our offer was last published (republished while unanswered).
+    var lastOfferPublish = Date.distantPast
+    /// A description waiting for ICE gathering to complete before it is published
+    /// (vanilla ICE), and when to publish it with the candidates found by then.
+    var awaitingGathering: (description: SessionDescriptionInit, deadline: Date)?
+    /// The connection reached `connected`.
+    var established = false
+    /// ICE reached `connected` at least once (it may be `disconnected` now).
+    var iceConnected = false
+    /// Our candidates as published (to recognise them when the router echoes them).
+    var published: Set<String> = []
+    /// The ICE ufrags of our own candidates (the same, by ufrag).
+    var localUfrags: Set<String> = []
+    /// The exit code and reason of the connection's failure.
+    var failed: (code: Int32, reason: String)?
+    /// The peer ended the call (close, DTLS close_notify).
+    var closedByPeer = false
+    /// The answer was a decline (busy): no call ever existed with this peer.
+    var declined = false
+    /// True when a call was set up with this peer (answered for real, or connected).
+    var inCall: Bool { established || (answered && !declined) }
+
+    /// A link to `peer` over `pc`; `offerer` when we offer; the paths of its recordings.
+    init(peer: String, pc: PeerConnection, offerer: Bool, videoPath: String, audioPath: String) {
+        self.peer = peer; self.pc = pc; self.offerer = offerer; self.videoPath = videoPath; self.audioPath = audioPath
+    }
+}

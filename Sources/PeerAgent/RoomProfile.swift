@@ -1,0 +1,86 @@
+// RoomProfile: the `room` signaling profile of shared/PROTOCOL.md — a mesh of users in a room, its topics, payload forms and the glare rule.
+import WampClient
+
+/// The `room` profile: every user of `<prefix>.<room>` calls every other one. A user
+/// announces itself on `<prefix>.<room>.callme` (whoever hears it offers) and leaves on
+/// `<prefix>.<room>.close`; offers, answers and candidates for user `u` go to
+/// `<prefix>.<room>.<u>.offer|answer|candidate`. Every message's first argument is the
+/// sender's user id; descriptions are JSON strings, candidates JSON strings.
+///
+/// Glare (two users offered to each other) and a new session from a known user: the
+/// lower user id keeps its own unanswered offer; otherwise the old connection is closed
+/// and the new offer answered.
+struct RoomProfile: SignalingProfile {
+    /// The topic prefix.
+    let prefix: String
+    /// The room name.
+    let room: String
+    /// Our user id.
+    let user: String
+
+    var isMesh: Bool { true }
+    var topics: [String] { [userTopic(user, "offer"), userTopic(user, "answer"), userTopic(user, "candidate"), roomTopic("callme"), roomTopic("close")] }
+    var offerTopic: String { userTopic(user, "offer") }
+    var answerTopic: String { userTopic(user, "answer") }
+    var offersAtStart: String? { nil }
+    var greeting: Publication? { Publication(topic: roomTopic("callme"), args: [.string(user)]) }
+
+    private func roomTopic(_ name: String) -> String { "\(prefix).\(room).\(name)" }
+    private func userTopic(_ user: String, _ name: String) -> String { "\(prefix).\(room).\(user).\(name)" }
+
+    func message(topic: String, event: WampEvent) throws(Signaling.PayloadError) -> SignalingMessage {
+        guard case let .string(from)? = event.args.first else {
+            throw Signaling.PayloadError(reason: "message without a fromUser string as first argument")
+        }
+        guard from != user else { return .ignored }  // our own publication
+        switch topic {
+        case roomTopic("callme"):
+            return .joined(from)
+        case roomTopic("close"):
+            return .hangUp(from: from)
+        case userTopic(user, "offer"):
+            guard event.args.count >= 2 else { throw Signaling.PayloadError(reason: "offer without a description argument") }
+            let offer = try Signaling.description(from: event.args[1])
+            guard offer.type == .offer else {
+                throw Signaling.PayloadError(reason: "description of type \(offer.type.rawValue) from \(from)")
+            }
+            return .offer(offer, from: from)
+        case userTopic(user, "answer"):
+            guard event.args.count >= 2 else { throw Signaling.PayloadError(reason: "answer without a description argument") }
+            let answer = try Signaling.description(from: event.args[1])
+            guard answer.type == .answer else {
+                throw Signaling.PayloadError(reason: "description of type \(answer.type.rawValue) on the answer topic")
+            }
+            return .answer(answer, from: from)
+        case userTopic(user, "candidate"):
+            guard event.args.count >= 2 else { throw Signaling.PayloadError(reason: "candidate without a candidate argument") }
+            return .candidate(try Signaling.candidate(from: event.args[1]), from: from)
+        default:
+            return .ignored
+        }
+    }
+
+    func offer(_ description: SessionDescriptionInit, to peer: String) -> Publication {
+        Publication(topic: userTopic(peer, "offer"), args: [.string(user), Signaling.value(description, asString: true)])
+    }
+
+    func answer(_ description: SessionDescriptionInit, to peer: String) -> Publication {
+        Publication(topic: userTopic(peer, "answer"), args: [.string(user), Signaling.value(description, asString: true)])
+    }
+
+    func candidate(_ candidate: IceCandidateInit, to peer: String) -> Publication {
+        Publication(topic: userTopic(peer, "candidate"), args: [.string(user), Signaling.value(candidate)])
+    }
+
+    /// Leaving the room is always announced.
+    func close(inCall: Bool) -> Publication? { Publication(topic: roomTopic("close"), args: [.string(user)]) }
+
+    /// The same offer with our answer made is answered again; in glare the lower user id
+    /// keeps its own unanswered offer; anything else replaces the connection.
+    func repeatedOffer(from peer: String, identity: String?, taken: String?, haveAnswer: Bool, weOffered: Bool,
+                       answered: Bool) -> RepeatedOffer {
+        if identity == taken, haveAnswer { return .answerAgain }
+        if weOffered, !answered, user < peer { return .ignore }
+        return .replace
+    }
+}

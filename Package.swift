@@ -16,6 +16,7 @@ let package = Package(
     products: [
         .executable(name: "peer", targets: ["peer"]),
         .library(name: "PeerAgent", targets: ["PeerAgent"]),
+        .library(name: "PeerCall", targets: ["PeerCall"]),
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "ICE", targets: ["ICE"]),
@@ -44,8 +45,11 @@ let package = Package(
         .target(name: "Media", dependencies: ["RTP", "CVPX", "COpus", "COgg"]),
         .target(name: "PeerAgent",
                 dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
-        .executableTarget(name: "peer", dependencies: ["PeerAgent"]),
-        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "EventLoop"]),
+        // The application layer over the W3C objects: calls and their signaling profiles,
+        // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
+        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop"]),
+        .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent"]),
+        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
         .executableTarget(name: "media-probe", dependencies: ["Media"]),
 
@@ -60,7 +64,7 @@ let package = Package(
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
-        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -34,7 +34,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzSignaling",
-            dependencies: [.product(name: "PeerAgent", package: "peer"), .product(name: "WampClient", package: "peer")],
+            dependencies: [.product(name: "PeerCall", package: "peer"), .product(name: "WampClient", package: "peer")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
         ),
         .executableTarget(

@@ -35,6 +35,11 @@ public final class RtpTransceiver: @unchecked Sendable {
     }
     /// The SSRC we send with.
     public var ssrc: UInt32 { sender.ssrc }
+    /// Stops sending on this transceiver (as W3C `sender.replaceTrack(null)` and then
+    /// `stop()`): no more media goes out and the sender's thread ends; it cannot be
+    /// restarted. What was sent stays in its statistics. Waits for that thread to finish
+    /// the frame it is on.
+    public func stopSending() { sender.stop() }
     /// The frame numbers read from the markers of decoded remote video frames, in
     /// arrival order (empty unless the remote sends the test pattern and decoding is on).
     public func receivedFrameMarkers() -> [Int] { receiver.markers() }

@@ -3,6 +3,7 @@ import Dispatch
 import EventLoop
 import Foundation
 import PeerAgent
+import PeerCall
 
 /// `peer-bench loop [SECONDS]`: the responsiveness of ``EventLoop/shared``, the GLib
 /// loop thread that serves ICE, DTLS and the WebSocket of every connection. A 1 ms

@@ -1,5 +1,6 @@
 import Foundation
 import PeerAgent
+import PeerCall
 
 /// `peer-bench loopback [SECONDS]`: `peer loopback` in this process — two peer
 /// connections over 127.0.0.1 sending 640x480@30 at 1 Mbit/s plus Opus both ways,

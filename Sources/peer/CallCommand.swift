@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import ICE
 import PeerAgent
+import PeerCall
 import WampClient
 
 /// What the command line of `peer offer|answer|room` asks for.

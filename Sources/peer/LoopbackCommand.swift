@@ -1,5 +1,6 @@
 import Foundation
 import PeerAgent
+import PeerCall
 
 /// `peer loopback [--duration S] [--timeout S] [--video pattern:WxH@FPS] [--bitrate KBPS] [--out-dir DIR] [--vanilla] [--json]`:
 /// two peer connections in this process calling each other over 127.0.0.1.

@@ -2,6 +2,7 @@
 // with numbered files, and the process's resources (RSS, open files, threads) after each.
 import Foundation
 import PeerAgent
+import PeerCall
 import Synchronization
 
 /// The call in progress, so that SIGINT/SIGTERM hang it up, and whether one came (which

@@ -1,5 +1,6 @@
 import Foundation
 import PeerAgent
+import PeerCall
 
 /// `peer` command line: calls over a WAMP router (offer, answer, room), the
 /// in-process self-test (loopback), and the SDP inspector (sdp).

@@ -3,6 +3,7 @@ import Media
 import Testing
 import TestSupport
 @testable import PeerAgent
+@testable import PeerCall
 
 #if canImport(Glibc)
 import Glibc

@@ -4,6 +4,7 @@ import RTP
 import SDP
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct BundleRouterTests {
     /// An audio (mid "0", PT 111) and a video (mid "1", PT 96) transceiver, both receiving.

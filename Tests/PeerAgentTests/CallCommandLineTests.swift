@@ -3,6 +3,7 @@ import Testing
 import TestSupport
 import WampClient
 @testable import PeerAgent
+@testable import PeerCall
 
 /// The signaling payload forms of PROTOCOL.md: descriptions as object or JSON string,
 /// candidates as JSON strings, and clear reasons for what cannot be used.

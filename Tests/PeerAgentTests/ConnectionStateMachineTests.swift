@@ -3,6 +3,7 @@ import DTLS
 import ICE
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct ConnectionStateMachineTests {
     /// The connection states among `events`, in order.

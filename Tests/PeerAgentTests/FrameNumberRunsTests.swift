@@ -1,6 +1,7 @@
 // FrameNumberRuns: decoded frame numbers kept as runs, given back in arrival order.
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct FrameNumberRunsTests {
     /// Consecutive numbers are one run however many; a gap, a repeat or a step back starts

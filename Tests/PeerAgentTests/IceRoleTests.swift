@@ -4,6 +4,7 @@ import Foundation
 import SDP
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 /// `sdp` with a session-level `a=ice-lite` line after `t=`.
 func markedIceLite(_ sdp: String) -> String {

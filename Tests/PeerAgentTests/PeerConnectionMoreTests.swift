@@ -5,6 +5,7 @@ import SDP
 import Testing
 import TestSupport
 @testable import PeerAgent
+@testable import PeerCall
 
 
 /// Key frames a sender reports, with when (monotonic ms).

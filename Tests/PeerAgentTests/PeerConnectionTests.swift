@@ -4,6 +4,7 @@ import SDP
 import Testing
 import TestSupport
 @testable import PeerAgent
+@testable import PeerCall
 
 /// Two peer connections in this process, wired directly (trickle), host candidates
 /// on 127.0.0.1: the harness of the PeerConnection tests.

@@ -5,6 +5,7 @@ import Synchronization
 import SDP
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct RemoteCandidateLimitTests {
     /// A real offer from A given 1,000 extra host candidates (~70 KiB, within the SDP

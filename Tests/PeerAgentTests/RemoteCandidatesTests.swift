@@ -2,6 +2,7 @@
 import SDP
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct RemoteCandidatesTests {
     /// A host candidate at 192.0.2.7 on `port` over `transport`.

@@ -7,6 +7,7 @@ import SDP
 import Testing
 import TestSupport
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct RtpReceiverBacklogTests {
     /// Real VP8 frames of a 160x120 test pattern (the first and `keyframesAt` key frames),

@@ -2,6 +2,7 @@
 import Dispatch
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct RtpSenderTests {
     /// Every sender starts below 32768, so receivers have room before the first wrap

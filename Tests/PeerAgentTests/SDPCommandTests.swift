@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import TestSupport
 @testable import PeerAgent
+@testable import PeerCall
 import SDP
 
 /// `peer sdp` as a user runs it: the built executable, real fixture files.

@@ -1,5 +1,6 @@
 import Testing
 @testable import PeerAgent
+@testable import PeerCall
 
 @Suite struct VersionTests {
     @Test func versionTextListsEveryLibrary() {

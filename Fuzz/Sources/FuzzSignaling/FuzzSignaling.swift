@@ -1,8 +1,8 @@
-// libFuzzer target for PeerAgent's signaling payloads (Signaling.description(from:) and
+// libFuzzer target for PeerCall's signaling payloads (Signaling.description(from:) and
 // Signaling.candidate(from:), shared/PROTOCOL.md), fed the JSON value decoded from the
 // input, its array elements, and the input itself as a JSON string. A crash here IS the
 // finding: each check traps with fatalError naming the property that broke.
-import PeerAgent
+import PeerCall
 import WampClient
 
 /// Checks one WAMP argument: what reads as a description or a candidate is written back

@@ -1,3 +1,4 @@
+import PeerAgent
 import Dispatch
 import Foundation
 import ICE
@@ -124,11 +125,11 @@ public enum Loopback {
         try await Task.sleep(nanoseconds: UInt64(options.durationSeconds * 1e9))
 
         // Stop both senders, let the last packets land, then hang up: the counts compare.
-        for pc in [a, b] { for t in pc.allTransceivers { t.sender.stop() } }
+        for pc in [a, b] { for t in pc.allTransceivers { t.stopSending() } }
         try await Task.sleep(nanoseconds: 300_000_000)
         var sides: [LoopbackSide] = []
         for (name, pc) in [("a", a), ("b", b)] {
-            let framesSent = pc.allTransceivers.first { $0.kind == .video }.map { $0.sender.snapshot().framesSent ?? 0 } ?? 0
+            let framesSent = pc.getStats().outbound("video")?.framesSent ?? 0
             pc.close()
             let video = pc.allTransceivers.first { $0.kind == .video }
             sides.append(LoopbackSide(name: name, stats: pc.getStats(), videoPath: "\(dir)/loopback-\(name).ivf",

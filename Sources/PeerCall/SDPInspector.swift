@@ -1,3 +1,4 @@
+import PeerAgent
 import DTLS
 import Foundation
 import SDP
@@ -45,10 +46,4 @@ extension LocalDescriptionOptions {
         return LocalDescriptionOptions(sessionId: UInt64.random(in: 1..<(1 << 62)), iceUfrag: randomIceChars(8),
                                        icePwd: randomIceChars(24), fingerprints: [fingerprint], tracks: tracks)
     }
-}
-
-/// `count` random ice-chars (ALPHA / DIGIT / "+" / "/", RFC 8839 §5.4).
-public func randomIceChars(_ count: Int) -> String {
-    let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/")
-    return String((0..<count).map { _ in alphabet[Int.random(in: 0..<alphabet.count)] })
 }

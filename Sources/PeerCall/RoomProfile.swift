@@ -1,4 +1,5 @@
 // RoomProfile: the `room` signaling profile of shared/PROTOCOL.md — a mesh of users in a room, its topics, payload forms and the glare rule.
+import PeerAgent
 import WampClient
 
 /// The `room` profile: every user of `<prefix>.<room>` calls every other one. A user

@@ -1,6 +1,7 @@
 // Trickled candidates from a peer that has no connection yet: they may overtake its offer
 // (each WAMP topic's events reach the call on a task of their own; RFC 8838 §4 trickle).
 
+import PeerAgent
 import Foundation
 
 /// Holds remote candidates (W3C `RTCIceCandidateInit`) that came before the offer of the

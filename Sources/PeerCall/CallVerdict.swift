@@ -1,4 +1,5 @@
 // CallVerdict: how a call's end becomes its exit code, final state and reason — the step a never-established call reached, and --min-frames.
+import PeerAgent
 import Foundation
 
 /// The exit code, final ``CallState`` and reason of a call that is ending, decided from

@@ -1,3 +1,4 @@
+import PeerAgent
 import Foundation
 import WampClient
 

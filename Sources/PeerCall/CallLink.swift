@@ -1,4 +1,5 @@
 // CallLink: one peer connection of a call and what the call knows about it — offer/answer exchanged, published candidates, established, failed.
+import PeerAgent
 import Foundation
 
 /// One remote peer of a ``Call``: its ``PeerConnection`` and the call's record of it.

@@ -1,4 +1,5 @@
 // HangUpRequest: a hang-up asked for from outside a call's task (a signal handler, a test), awaited while the call joins its router.
+import PeerAgent
 import Synchronization
 
 /// How a call was asked to end from outside.

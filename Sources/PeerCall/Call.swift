@@ -1,4 +1,5 @@
 // Call: one call over a WAMP router — its task, the connections to its peers, their events and its ending; the wire is a SignalingProfile's (shared/PROTOCOL.md).
+import PeerAgent
 import DTLS
 import Foundation
 import ICE

@@ -1,4 +1,5 @@
 // SignalingProfile: what a signaling profile of shared/PROTOCOL.md decides for a call — its topics, payload forms, and its busy and glare rules.
+import PeerAgent
 import WampClient
 
 /// A signaling message for the call, whichever profile carried it.

@@ -1,5 +1,7 @@
 // CallEvent: what a Call reports while it runs (the `--json` events).
 
+import PeerAgent
+
 /// What a ``Call`` reports while it runs (the `--json` events).
 public enum CallEvent: Sendable {
     /// The call's state changed; `peer` is the remote user for per-peer states in a room.

@@ -1,5 +1,7 @@
 // CallResult and PeerResult: the outcome of a call and what was recorded from each remote peer.
 
+import PeerAgent
+
 /// The outcome of ``Call/run()``.
 public struct CallResult: Sendable {
     /// The process exit code (``ExitCode``).

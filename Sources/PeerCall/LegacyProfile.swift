@@ -1,4 +1,5 @@
 // LegacyProfile: the `legacy` signaling profile of shared/PROTOCOL.md — one call per topic prefix, its four topics, payload forms and the busy rule (RFC 3264 §6 decline).
+import PeerAgent
 import SDP
 import WampClient
 

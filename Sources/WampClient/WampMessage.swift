@@ -231,14 +231,16 @@ public enum WampMessage: Equatable, Sendable {
             self = .hello(realm: try f.uri(1, "Realm"), details: try f.dict(2, "Details"))
         case .welcome:
             self = .welcome(session: try f.id(1, "Session"), details: try f.dict(2, "Details"))
-        case .abort:
-            self = .abort(details: try f.dict(1, "Details"), reason: try f.uri(2, "Reason"))
-        case .challenge:
-            self = .challenge(authMethod: try f.string(1, "AuthMethod"), extra: try f.dict(2, "Extra"))
-        case .authenticate:
-            self = .authenticate(signature: try f.string(1, "Signature"), extra: try f.dict(2, "Extra"))
-        case .goodbye:
-            self = .goodbye(details: try f.dict(1, "Details"), reason: try f.uri(2, "Reason"))
+        // Messages that share a layout (§6.4) are read once, then made into the one
+        // the type code names.
+        case .abort, .goodbye:  // [_, Details|dict, Reason|uri]
+            let details = try f.dict(1, "Details")
+            let reason = try f.uri(2, "Reason")
+            self = type == .abort ? .abort(details: details, reason: reason) : .goodbye(details: details, reason: reason)
+        case .challenge, .authenticate:  // [_, AuthMethod|string or Signature|string, Extra|dict]
+            let string = try f.string(1, type == .challenge ? "AuthMethod" : "Signature")
+            let extra = try f.dict(2, "Extra")
+            self = type == .challenge ? .challenge(authMethod: string, extra: extra) : .authenticate(signature: string, extra: extra)
         case .error:
             let requestType = try f.requestType(1)
             let request = try f.id(2, "Request")
@@ -246,64 +248,49 @@ public enum WampMessage: Equatable, Sendable {
             let error = try f.uri(4, "Error")
             let (args, kwargs) = try f.payload(5)
             self = .error(requestType: requestType, request: request, details: details, error: error, args: args, kwargs: kwargs)
-        case .publish:
+        case .publish, .call:  // [_, Request|id, Options|dict, Topic|uri or Procedure|uri, payload]
             let request = try f.id(1, "Request")
             let options = try f.dict(2, "Options")
-            let topic = try f.uri(3, "Topic")
+            let uri = try f.uri(3, type == .publish ? "Topic" : "Procedure")
             let (args, kwargs) = try f.payload(4)
-            self = .publish(request: request, options: options, topic: topic, args: args, kwargs: kwargs)
+            self = type == .publish
+                ? .publish(request: request, options: options, topic: uri, args: args, kwargs: kwargs)
+                : .call(request: request, options: options, procedure: uri, args: args, kwargs: kwargs)
+        case .subscribe, .register:  // [_, Request|id, Options|dict, Topic|uri or Procedure|uri (wildcards allowed)]
+            let request = try f.id(1, "Request")
+            let options = try f.dict(2, "Options")
+            let uri = try f.uri(3, type == .subscribe ? "Topic" : "Procedure", allowEmptyComponents: Fields.isWildcard(options))
+            self = type == .subscribe
+                ? .subscribe(request: request, options: options, topic: uri)
+                : .register(request: request, options: options, procedure: uri)
+        case .event, .invocation:  // [_, Subscription|id or Request|id, Publication|id or Registration|id, Details|dict, payload]
+            let first = try f.id(1, type == .event ? "Subscription" : "Request")
+            let second = try f.id(2, type == .event ? "Publication" : "Registration")
+            let details = try f.dict(3, "Details")
+            let (args, kwargs) = try f.payload(4)
+            self = type == .event
+                ? .event(subscription: first, publication: second, details: details, args: args, kwargs: kwargs)
+                : .invocation(request: first, registration: second, details: details, args: args, kwargs: kwargs)
+        case .result, .yield:  // [_, Request|id, Details|dict or Options|dict, payload]
+            let request = try f.id(1, "Request")
+            let dict = try f.dict(2, type == .result ? "Details" : "Options")
+            let (args, kwargs) = try f.payload(3)
+            self = type == .result
+                ? .result(request: request, details: dict, args: args, kwargs: kwargs)
+                : .yield(request: request, options: dict, args: args, kwargs: kwargs)
         case .published:
             self = .published(request: try f.id(1, "Request"), publication: try f.id(2, "Publication"))
-        case .subscribe:
-            let request = try f.id(1, "Request")
-            let options = try f.dict(2, "Options")
-            self = .subscribe(request: request, options: options,
-                              topic: try f.uri(3, "Topic", allowEmptyComponents: Fields.isWildcard(options)))
         case .subscribed:
             self = .subscribed(request: try f.id(1, "Request"), subscription: try f.id(2, "Subscription"))
         case .unsubscribe:
             self = .unsubscribe(request: try f.id(1, "Request"), subscription: try f.id(2, "Subscription"))
-        case .unsubscribed:
-            self = .unsubscribed(request: try f.id(1, "Request"))
-        case .event:
-            let subscription = try f.id(1, "Subscription")
-            let publication = try f.id(2, "Publication")
-            let details = try f.dict(3, "Details")
-            let (args, kwargs) = try f.payload(4)
-            self = .event(subscription: subscription, publication: publication, details: details, args: args, kwargs: kwargs)
-        case .call:
-            let request = try f.id(1, "Request")
-            let options = try f.dict(2, "Options")
-            let procedure = try f.uri(3, "Procedure")
-            let (args, kwargs) = try f.payload(4)
-            self = .call(request: request, options: options, procedure: procedure, args: args, kwargs: kwargs)
-        case .result:
-            let request = try f.id(1, "Request")
-            let details = try f.dict(2, "Details")
-            let (args, kwargs) = try f.payload(3)
-            self = .result(request: request, details: details, args: args, kwargs: kwargs)
-        case .register:
-            let request = try f.id(1, "Request")
-            let options = try f.dict(2, "Options")
-            self = .register(request: request, options: options,
-                             procedure: try f.uri(3, "Procedure", allowEmptyComponents: Fields.isWildcard(options)))
         case .registered:
             self = .registered(request: try f.id(1, "Request"), registration: try f.id(2, "Registration"))
         case .unregister:
             self = .unregister(request: try f.id(1, "Request"), registration: try f.id(2, "Registration"))
-        case .unregistered:
-            self = .unregistered(request: try f.id(1, "Request"))
-        case .invocation:
+        case .unsubscribed, .unregistered:  // [_, Request|id]
             let request = try f.id(1, "Request")
-            let registration = try f.id(2, "Registration")
-            let details = try f.dict(3, "Details")
-            let (args, kwargs) = try f.payload(4)
-            self = .invocation(request: request, registration: registration, details: details, args: args, kwargs: kwargs)
-        case .yield:
-            let request = try f.id(1, "Request")
-            let options = try f.dict(2, "Options")
-            let (args, kwargs) = try f.payload(3)
-            self = .yield(request: request, options: options, args: args, kwargs: kwargs)
+            self = type == .unsubscribed ? .unsubscribed(request: request) : .unregistered(request: request)
         }
     }
 
@@ -331,36 +318,27 @@ public enum WampMessage: Equatable, Sendable {
                 parts.append(JSONValue.array(args).serialized)
             }
         }
+        // One line per layout (§6.4): the messages that share one are written alike.
         switch self {
         case .hello(let realm, let details): string(realm); dict(details)
         case .welcome(let session, let details): id(session); dict(details)
-        case .abort(let details, let reason): dict(details); string(reason)
-        case .challenge(let authMethod, let extra): string(authMethod); dict(extra)
-        case .authenticate(let signature, let extra): string(signature); dict(extra)
-        case .goodbye(let details, let reason): dict(details); string(reason)
+        case .abort(let details, let reason), .goodbye(let details, let reason): dict(details); string(reason)
+        case .challenge(let text, let extra), .authenticate(let text, let extra): string(text); dict(extra)
         case .error(let requestType, let request, let details, let error, let args, let kwargs):
             parts.append(String(requestType.rawValue)); id(request); dict(details); string(error); payload(args, kwargs)
-        case .publish(let request, let options, let topic, let args, let kwargs):
-            id(request); dict(options); string(topic); payload(args, kwargs)
-        case .published(let request, let publication): id(request); id(publication)
-        case .subscribe(let request, let options, let topic): id(request); dict(options); string(topic)
-        case .subscribed(let request, let subscription): id(request); id(subscription)
-        case .unsubscribe(let request, let subscription): id(request); id(subscription)
-        case .unsubscribed(let request): id(request)
-        case .event(let subscription, let publication, let details, let args, let kwargs):
-            id(subscription); id(publication); dict(details); payload(args, kwargs)
-        case .call(let request, let options, let procedure, let args, let kwargs):
-            id(request); dict(options); string(procedure); payload(args, kwargs)
-        case .result(let request, let details, let args, let kwargs):
-            id(request); dict(details); payload(args, kwargs)
-        case .register(let request, let options, let procedure): id(request); dict(options); string(procedure)
-        case .registered(let request, let registration): id(request); id(registration)
-        case .unregister(let request, let registration): id(request); id(registration)
-        case .unregistered(let request): id(request)
-        case .invocation(let request, let registration, let details, let args, let kwargs):
-            id(request); id(registration); dict(details); payload(args, kwargs)
-        case .yield(let request, let options, let args, let kwargs):
-            id(request); dict(options); payload(args, kwargs)
+        case .publish(let request, let options, let uri, let args, let kwargs), .call(let request, let options, let uri, let args, let kwargs):
+            id(request); dict(options); string(uri); payload(args, kwargs)
+        case .subscribe(let request, let options, let uri), .register(let request, let options, let uri):
+            id(request); dict(options); string(uri)
+        case .published(let request, let second), .subscribed(let request, let second), .unsubscribe(let request, let second),
+             .registered(let request, let second), .unregister(let request, let second):
+            id(request); id(second)
+        case .unsubscribed(let request), .unregistered(let request): id(request)
+        case .event(let first, let second, let details, let args, let kwargs), .invocation(let first, let second, let details, let args, let kwargs):
+            id(first); id(second); dict(details); payload(args, kwargs)
+        case .result(let request, let detailsOrOptions, let args, let kwargs),
+             .yield(let request, let detailsOrOptions, let args, let kwargs):
+            id(request); dict(detailsOrOptions); payload(args, kwargs)
         }
         return "[" + parts.joined(separator: ",") + "]"
     }

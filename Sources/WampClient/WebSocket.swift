@@ -1,3 +1,5 @@
+// A WebSocket client connection (RFC 6455 "The WebSocket Protocol") over libsoup-3 on
+// the event loop thread: opening ws:// and wss://, text and binary messages, close codes.
 import CGLib
 import CSoup
 import EventLoop

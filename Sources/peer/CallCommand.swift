@@ -38,115 +38,91 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     var statsPath: String?
     var repeatCount: Int?
     var o = CallOptions(role: role, router: "")
-    let name = role.rawValue
-    var i = 0
-    func value(_ option: String) -> String {
-        i += 1
-        guard i < arguments.count else { fail("\(name): \(option) needs a value (try peer --help)") }
-        return arguments[i]
-    }
-    func number(_ option: String, _ range: ClosedRange<Double>) -> Double {
-        let text = value(option)
-        guard let v = Double(text), range.contains(v) else {
-            fail("\(name): \(option) \"\(text)\": expected a number in \(formatRange(range))")
-        }
-        return v
-    }
-    while i < arguments.count {
-        let option = arguments[i]
+    var p = OptionParser(command: role.rawValue, arguments)
+    while let option = p.next() {
         switch option {
-        case "--router": router = value(option)
-        case "--realm": realm = value(option)
-        case "--ca-file": caFile = value(option)
+        case "--router": router = p.value()
+        case "--realm": realm = p.value()
+        case "--ca-file": caFile = p.value()
         case "--auth":
-            let text = value(option)
+            let text = p.value()
             let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
             guard parts.count == 3, !parts[1].isEmpty, !parts[2].isEmpty, parts[0] == "cra" || parts[0] == "ticket" else {
-                fail("\(name): --auth \"\(text)\": expected cra:USER:SECRET or ticket:USER:TICKET")
+                p.refuse(text, expected: "cra:USER:SECRET or ticket:USER:TICKET")
             }
             auth = parts[0] == "cra" ? .cra(authid: parts[1], secret: parts[2]) : .ticket(authid: parts[1], ticket: parts[2])
         case "--profile":
-            let text = value(option)
-            guard text == "legacy" || text == "room" else { fail("\(name): --profile \"\(text)\": expected legacy or room") }
+            let text = p.value()
+            guard text == "legacy" || text == "room" else { p.refuse(text, expected: "legacy or room") }
             profile = text
-        case "--prefix": o.prefix = value(option)
-        case "--room": o.room = value(option)
+        case "--prefix": o.prefix = p.value()
+        case "--room": o.room = p.value()
         case "--user":
-            let text = value(option)
-            guard !text.isEmpty, !text.contains(".") else { fail("\(name): --user \"\(text)\": expected a non-empty id without dots") }
+            let text = p.value()
+            guard !text.isEmpty, !text.contains(".") else { p.refuse(text, expected: "a non-empty id without dots") }
             o.user = text
-        case "--stun": stun.append(value(option))
-        case "--turn": turn.append((value(option), lastUser, lastPassword))
+        case "--stun": stun.append(p.value())
+        case "--turn": turn.append((p.value(), lastUser, lastPassword))
         case "--turn-user":
-            lastUser = value(option)
+            lastUser = p.value()
             if !turn.isEmpty { turn[turn.count - 1].user = lastUser }
         case "--turn-password":
-            lastPassword = value(option)
+            lastPassword = p.value()
             if !turn.isEmpty { turn[turn.count - 1].password = lastPassword }
         case "--ice-policy":
-            let text = value(option)
-            guard let p = IceTransportPolicy(rawValue: text) else { fail("\(name): --ice-policy \"\(text)\": expected all or relay") }
-            o.peerConnection.iceTransportPolicy = p
+            let text = p.value()
+            guard let policy = IceTransportPolicy(rawValue: text) else { p.refuse(text, expected: "all or relay") }
+            o.peerConnection.iceTransportPolicy = policy
         case "--trickle": o.trickle = true
         case "--vanilla": o.trickle = false
         case "--payload":
-            let text = value(option)
-            guard text == "object" || text == "string" else { fail("\(name): --payload \"\(text)\": expected object or string") }
+            let text = p.value()
+            guard text == "object" || text == "string" else { p.refuse(text, expected: "object or string") }
             o.descriptionAsString = text == "string"
-        case "--video":
-            do { o.video = try VideoSpec(parsing: value(option)) } catch { fail("\(name): \(error)") }
-        case "--audio":
-            do { o.audio = try AudioSpec(parsing: value(option)) } catch { fail("\(name): \(error)") }
-        case "--video-out": o.videoOut = value(option)
-        case "--audio-out": o.audioOut = value(option)
-        case "--bitrate": o.encoding.videoBitrateKbps = Int(number(option, 10...50_000))
-        case "--duration": o.durationSeconds = number(option, 0.1...86_400)
-        case "--timeout": o.timeoutSeconds = number(option, 0.1...86_400)
-        case "--min-frames": o.minFrames = Int(number(option, 0...10_000_000))
-        case "--local-address": o.peerConnection.localAddresses.append(value(option))
+        case "--video": o.video = p.video()
+        case "--audio": o.audio = p.audio()
+        case "--video-out": o.videoOut = p.value()
+        case "--audio-out": o.audioOut = p.value()
+        case "--bitrate": o.encoding.videoBitrateKbps = p.bitrateKbps()
+        case "--duration": o.durationSeconds = p.number(0.1...86_400)
+        case "--timeout": o.timeoutSeconds = p.number(0.1...86_400)
+        case "--min-frames": o.minFrames = Int(p.number(0...10_000_000))
+        case "--local-address": o.peerConnection.localAddresses.append(p.value())
         case "--no-decode": o.decode = false
         case "--json": json = true
-        case "--stats": statsPath = value(option)
+        case "--stats": statsPath = p.value()
         case "--repeat":
-            let text = value(option)
+            let text = p.value()
             if text == "forever" {
                 repeatCount = 0
             } else {
                 guard let n = Int(text), (1...10_000_000).contains(n) else {
-                    fail("\(name): --repeat \"\(text)\": expected a number of calls in 1…10000000 or forever")
+                    p.refuse(text, expected: "a number of calls in 1…10000000 or forever")
                 }
                 repeatCount = n
             }
-        default: fail("\(name): unknown option \"\(option)\" (try peer --help)")
+        default: p.unknownOption()
         }
-        i += 1
     }
     if profile == "room" { o.role = .room }
-    if repeatCount != nil, o.role == .room { fail("\(name): --repeat is for offer and answer (a room has no end between calls)") }
-    if profile == "legacy", role == .room { fail("room: --profile legacy does not go with the room command (use offer or answer)") }
-    guard let router, !router.isEmpty else { fail("\(name): --router URL is required (or set PEER_ROUTER), e.g. --router ws://127.0.0.1:8080/ws") }
-    guard router.hasPrefix("ws://") || router.hasPrefix("wss://") else {
-        fail("\(name): --router \"\(router)\": expected a ws:// or wss:// URL")
-    }
+    if repeatCount != nil, o.role == .room { p.fail("--repeat is for offer and answer (a room has no end between calls)") }
+    if profile == "legacy", role == .room { p.fail("--profile legacy does not go with the room command (use offer or answer)") }
+    guard let router, !router.isEmpty else { p.fail("--router URL is required (or set PEER_ROUTER), e.g. --router ws://127.0.0.1:8080/ws") }
+    guard router.hasPrefix("ws://") || router.hasPrefix("wss://") else { p.refuse(router, expected: "a ws:// or wss:// URL", option: "--router") }
     o.wamp = WampConfiguration(url: router, realm: realm, auth: auth)
     o.wamp.caFile = caFile
     for url in stun {
-        do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { fail("\(name): --stun \"\(url)\": \(error)") }
+        do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { p.fail("--stun \"\(url)\": \(error)") }
     }
     for entry in turn {
         guard let user = entry.user ?? lastUser, let password = entry.password ?? lastPassword else {
-            fail("\(name): --turn \"\(entry.url)\" needs --turn-user and --turn-password")
+            p.fail("--turn \"\(entry.url)\" needs --turn-user and --turn-password")
         }
         do { o.peerConnection.iceServers.append(try IceServer(entry.url, username: user, password: password)) } catch {
-            fail("\(name): --turn \"\(entry.url)\": \(error)")
+            p.fail("--turn \"\(entry.url)\": \(error)")
         }
     }
     return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount)
-}
-
-private func formatRange(_ r: ClosedRange<Double>) -> String {
-    func f(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }
-    return "\(f(r.lowerBound))…\(f(r.upperBound))"
 }
 
 /// One JSON event per line on stdout (`--json`), flushed at once.

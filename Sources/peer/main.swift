@@ -107,35 +107,39 @@ let usage = """
       the final state's reason.
     """
 
+/// Exits 2 with `peer: <message>` on stderr (bad arguments or input).
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("peer: \(message)\n".utf8))
     exit(2)
 }
 
+/// `peer sdp FILE|- [--answer]`: prints the session description in FILE (or stdin) as
+/// JSON, or with `--answer` the SDP answer peer would give to it; exits 2 on bad input.
 func sdpCommand(_ arguments: [String]) {
     var answer = false
     var path: String?
-    for argument in arguments {
+    var p = OptionParser(command: "sdp", arguments)
+    while let argument = p.next() {
         switch argument {
         case "--answer": answer = true
         case "-": path = "-"
-        case let option where option.hasPrefix("--"): fail("sdp: unknown option \"\(option)\" (try peer --help)")
+        case let option where option.hasPrefix("--"): p.unknownOption()
         default:
-            guard path == nil else { fail("sdp: one FILE only, got \"\(path ?? "")\" and \"\(argument)\"") }
+            guard path == nil else { p.fail("one FILE only, got \"\(path ?? "")\" and \"\(argument)\"") }
             path = argument
         }
     }
-    guard let path else { fail("sdp: missing FILE (a path, or - for stdin)") }
+    guard let path else { p.fail("missing FILE (a path, or - for stdin)") }
     let data: Data
     if path == "-" {
         data = FileHandle.standardInput.readDataToEndOfFile()
     } else {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            fail("sdp: cannot read \"\(path)\": no such file")
+            p.fail("cannot read \"\(path)\": no such file")
         }
         guard !isDirectory.boolValue, let contents = FileManager.default.contents(atPath: path) else {
-            fail("sdp: cannot read \"\(path)\": " + (isDirectory.boolValue ? "it is a directory" : "permission denied or unreadable"))
+            p.fail("cannot read \"\(path)\": " + (isDirectory.boolValue ? "it is a directory" : "permission denied or unreadable"))
         }
         data = contents
     }
@@ -144,7 +148,7 @@ func sdpCommand(_ arguments: [String]) {
     do {
         print(answer ? try SDPInspector.answer(text) : try SDPInspector.describe(text), terminator: answer ? "" : "\n")
     } catch {
-        fail("sdp: \(name): \(error)")
+        p.fail("\(name): \(error)")
     }
 }
 

@@ -34,9 +34,11 @@ let package = Package(
         system("CVPX", pkgConfig: "vpx", apt: ["libvpx-dev"]),
         system("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         system("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
+        // Linux scheduler system calls (libc and kernel headers only).
+        .systemLibrary(name: "CLinux", path: "Sources/C/CLinux"),
 
         // Library modules, lowest first.
-        .target(name: "EventLoop", dependencies: ["CGLib"]),
+        .target(name: "EventLoop", dependencies: ["CGLib", "CLinux"]),
         .target(name: "SDP"),
         .target(name: "RTP"),
         .target(name: "ICE", dependencies: ["EventLoop", "SDP", "CGLib", "CNice"]),

@@ -1,3 +1,4 @@
+// Certificate: a self-signed ECDSA P-256 certificate per process and its fingerprint for DTLS-SRTP (RFC 8827 §6.5, RFC 8122 §5).
 import COpenSSL
 
 /// A self-signed ECDSA P-256 certificate and its private key, made fresh per

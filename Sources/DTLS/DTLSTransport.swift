@@ -1,3 +1,4 @@
+// DTLSTransport: a DTLS 1.2 handshake on OpenSSL memory BIOs over a datagram send closure (RFC 6347, use_srtp RFC 5764 §4.1), with retransmission timers on the event loop.
 import COpenSSL
 import EventLoop
 import Synchronization

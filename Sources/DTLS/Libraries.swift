@@ -1,3 +1,4 @@
+// Libraries: facts about the crypto libraries DTLS-SRTP is built on (OpenSSL, libsrtp2 versions).
 import COpenSSL
 import CSRTP
 

@@ -1,3 +1,4 @@
+// SRTP: SRTP protection profiles (RFC 5764 §4.1.2, RFC 7714), keying material from DTLS (RFC 5764 §4.2) and libsrtp2 sessions (RFC 3711).
 import CSRTP
 import Synchronization
 

@@ -1,3 +1,4 @@
+// IceServer: STUN and TURN server URLs (RFC 7064 §3.1, RFC 7065 §3.1) with their credentials, parsed and resolved.
 #if canImport(Glibc)
 import Glibc
 #endif

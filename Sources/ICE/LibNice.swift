@@ -1,3 +1,4 @@
+// LibNice: facts about the libnice library the ICE module is built on (its version).
 import CGLib
 import CNice
 import EventLoop

@@ -1,3 +1,4 @@
+// NiceLog: libnice's debug log (NICE_DEBUG) delivered to a Swift closure — gathering, STUN transactions, checks.
 import CGLib
 import CNice
 

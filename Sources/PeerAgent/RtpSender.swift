@@ -1,3 +1,4 @@
+// RtpSender: W3C RTCRtpSender — a source encoded (VP8, Opus), packetized and sent on its own thread, with SR basis (RFC 3550 §6.4.1), PLI/FIR (RFC 4585, 5104) and NACK retransmission.
 import DTLS
 import Dispatch
 import Foundation

@@ -1,3 +1,4 @@
+// Stats: the W3C webrtc-stats dictionaries peer reports — outbound-rtp, inbound-rtp, remote-inbound-rtp, candidate-pair, candidates, transport, codec — and StatsReport.
 import Foundation
 
 /// `outbound-rtp` statistics of one sending stream (W3C webrtc-stats §7.6

@@ -1,3 +1,4 @@
+// Version: peer's own version and the versions of the C libraries it runs on.
 import DTLS
 import ICE
 import Media

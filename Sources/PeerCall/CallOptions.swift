@@ -1,3 +1,4 @@
+// CallOptions: everything a Call needs — router, profile and role, media specs (--video, --audio), ICE, files, timeouts.
 import PeerAgent
 import Foundation
 import ICE

@@ -1,9 +1,11 @@
+// Loopback: `peer loopback` — two PeerConnections in one process, offer and answer handed across, media both ways, each side recording.
 import PeerAgent
 import Dispatch
 import Foundation
 import ICE
 import Media
 import SDP
+import Synchronization
 
 /// Settings of a ``Loopback`` call.
 public struct LoopbackOptions: Sendable {
@@ -67,6 +69,7 @@ public enum Loopback {
             var b: PeerConnection?
         }
         let relay = Relay()
+        let changes = StateChanges()
         let trickle = options.trickle
         func config(dropping loss: Double) -> PeerConnectionConfiguration {
             var c = PeerConnectionConfiguration()
@@ -84,10 +87,12 @@ public enum Loopback {
         let a = try PeerConnection(configuration: config(dropping: 0)) { event in
             if trickle, case let .localCandidate(c) = event { try? relay.lock.withLock { relay.b }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("a: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
+            changes.notify()
         }
         let b = try PeerConnection(configuration: config(dropping: options.inboundLossAtB)) { event in
             if trickle, case let .localCandidate(c) = event { try? relay.lock.withLock { relay.a }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("b: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
+            changes.notify()
         }
         relay.lock.withLock { relay.a = a; relay.b = b }
         defer { a.close(); b.close() }
@@ -106,14 +111,14 @@ public enum Loopback {
 
         let offer = try a.createOffer()
         try a.setLocalDescription(offer)
-        if !trickle { try await waitUntil(10) { a.iceGatheringState == .complete } }
+        if !trickle { await changes.wait(10) { a.iceGatheringState == .complete } }
         try b.setRemoteDescription(trickle ? offer : a.localDescription ?? offer)
         let answer = try b.createAnswer()
         try b.setLocalDescription(answer)
-        if !trickle { try await waitUntil(10) { b.iceGatheringState == .complete } }
+        if !trickle { await changes.wait(10) { b.iceGatheringState == .complete } }
         try a.setRemoteDescription(trickle ? answer : b.localDescription ?? answer)
 
-        let connected = try await waitUntil(options.connectTimeoutSeconds) {
+        let connected = await changes.wait(options.connectTimeoutSeconds) {
             (a.connectionState == .connected && b.connectionState == .connected)
                 || a.connectionState == .failed || b.connectionState == .failed
         }
@@ -138,15 +143,37 @@ public enum Loopback {
         }
         return (sides[0], sides[1])
     }
+}
 
-    /// Polls `condition` every 10 ms for at most `seconds`; true when it held.
+/// Wakes a waiter whenever either connection of a ``Loopback`` reports an event, so waits
+/// re-check their condition on events rather than on a clock. One waiter at a time.
+private final class StateChanges: Sendable {
+    private let current = Mutex<AsyncStream<Void>.Continuation?>(nil)
+
+    /// Called from the connections' event callbacks (event-loop thread).
+    func notify() { _ = current.withLock { $0 }?.yield() }
+
+    /// Waits until `condition` holds, checking it now and after each event; false when
+    /// `seconds` pass first.
     @discardableResult
-    static func waitUntil(_ seconds: Double, _ condition: () -> Bool) async throws -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try await Task.sleep(nanoseconds: 10_000_000)
+    func wait(_ seconds: Double, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
+        let (events, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+        current.withLock { $0 = continuation }
+        defer { current.withLock { $0 = nil } }
+        return await withTaskGroup(of: Bool.self) { group in
+            group.addTask {
+                if condition() { return true }
+                for await _ in events where condition() { return true }
+                return false
+            }
+            group.addTask {
+                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
+                return condition()
+            }
+            let first = await group.next() ?? false
+            group.cancelAll()
+            continuation.finish()
+            return first
         }
-        return condition()
     }
 }

@@ -1,3 +1,4 @@
+// SDPInspector: `peer sdp FILE [--answer]` — a session description described as JSON, or the answer peer would give (RFC 8866, RFC 8829).
 import PeerAgent
 import DTLS
 import Foundation

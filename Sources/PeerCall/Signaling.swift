@@ -1,3 +1,4 @@
+// Signaling: the wire forms of shared/PROTOCOL.md — session descriptions and candidates as WAMP arguments (object or JSON string).
 import PeerAgent
 import Foundation
 import WampClient

@@ -1,3 +1,4 @@
+// Parser: SDP text parsed into SessionDescription (RFC 8866; ICE RFC 8839, DTLS RFC 8122/4145, RTP RFC 8866 §6, BUNDLE RFC 8843), with limits on outside input.
 extension SDPLine {
     /// The line as it was written, `type=value`, for error messages.
     var text: String { "\(type)=\(value)" }

@@ -1,3 +1,4 @@
+// Serializer: SessionDescription written back as SDP text (RFC 8866 §5 field order, CRLF line ends).
 extension SessionDescription {
     /// Writes the description as SDP text: RFC 8866 §5 line order, CRLF line ends.
     /// Known attributes come first in a fixed order (the order Chromium uses), then

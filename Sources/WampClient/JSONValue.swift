@@ -1,3 +1,4 @@
+// JSONValue: JSON values (RFC 8259) as WAMP's JSON serialization carries them, parsed with limits and serialized.
 import Foundation
 
 /// A JSON value (RFC 8259) as WAMP's JSON serialization carries it

@@ -1,3 +1,4 @@
+// LibSoup: facts about the libsoup-3 library the WebSocket transport is built on (its version).
 import CSoup
 
 /// Facts about the libsoup-3 library the WebSocket transport is built on.

@@ -1,3 +1,4 @@
+// WampCRA: WAMP challenge-response authentication (WAMP Advanced Profile, WAMP-CRA): HMAC-SHA256 of the challenge, salted keys (PBKDF2).
 import COpenSSL
 import Foundation
 

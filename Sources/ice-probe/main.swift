@@ -1,3 +1,4 @@
+// ice-probe: a libnice agent driven over stdin/stdout (JSON lines), for the ICE tests in network namespaces.
 import Foundation
 import ICE
 

@@ -1,3 +1,4 @@
+// media-probe: the Media module's file readers and writers driven from the command line, for tests that need them in a process of their own.
 import Foundation
 import Media
 

@@ -1,3 +1,4 @@
+// Bench: `peer-bench` — its subcommands and the helpers they share for printing figures.
 import Foundation
 import WampClient
 

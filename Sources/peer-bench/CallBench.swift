@@ -1,3 +1,4 @@
+// peer-bench calls: N calls per ICE mode between two `peer` processes through the real router — time to connect.
 import Foundation
 
 /// `peer-bench calls [N]`: N calls per ICE mode (legacy vanilla, legacy trickle) between

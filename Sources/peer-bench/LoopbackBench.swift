@@ -1,3 +1,4 @@
+// peer-bench loopback: `peer loopback` in this process at 640x480@30 1 Mbit/s both ways — time to connect and CPU seconds per media second.
 import Foundation
 import PeerAgent
 import PeerCall

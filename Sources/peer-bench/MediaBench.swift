@@ -1,3 +1,4 @@
+// peer-bench media: CPU seconds per media second of our video path, next to the codec floor (vpxenc and vpxdec at the same settings).
 import Foundation
 import Media
 import RTP

@@ -1,3 +1,4 @@
+// CallCommand: `peer offer|answer|room` — its command line read into CallOptions, the --json events, and one call run.
 import Dispatch
 import Foundation
 import ICE

@@ -1,3 +1,4 @@
+// LoopbackCommand: `peer loopback` — two peer connections in this process calling each other over 127.0.0.1.
 import Foundation
 import PeerAgent
 import PeerCall

@@ -1,3 +1,4 @@
+// main: the `peer` command line — offer, answer, room over a WAMP router; loopback; sdp — and its exit codes.
 import Foundation
 import PeerAgent
 import PeerCall

@@ -1,5 +1,5 @@
 import Foundation
-import RTP
+import Bytes
 #if canImport(Glibc)
 import Glibc
 #endif

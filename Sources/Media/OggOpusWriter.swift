@@ -1,7 +1,7 @@
 import COgg
 import COpus
 import Foundation
-import RTP
+import Bytes
 #if canImport(Glibc)
 import Glibc
 #endif

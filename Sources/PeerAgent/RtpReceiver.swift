@@ -1,3 +1,4 @@
+import Bytes
 import Dispatch
 import Foundation
 import Media

@@ -1,3 +1,5 @@
+import Bytes
+
 /// A full intra request, PSFB (packet type 206) FMT 4 (RFC 5104 §4.3.1).
 /// The media SSRC field is 0; each FCI entry (8 bytes) names a target SSRC and a command sequence number.
 public struct FullIntraRequest: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import Bytes
+
 /// A picture loss indication, PSFB (packet type 206) FMT 1 (RFC 4585 §6.3.1):
 /// asks the media sender for a new key frame. No FCI; 12 bytes on the wire.
 public struct PictureLossIndication: Equatable, Sendable {

@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTCP receiver report, packet type 201 (RFC 3550 §6.4.2).
 public struct ReceiverReport: Equatable, Sendable {
     /// SSRC of the packet sender (the receiver writing the report).

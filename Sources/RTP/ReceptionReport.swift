@@ -1,3 +1,5 @@
+import Bytes
+
 /// One report block of an SR or RR (RFC 3550 §6.4.1), 24 bytes on the wire.
 public struct ReceptionReport: Equatable, Sendable {
     /// The SSRC of the source this block reports on.

@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTCP sender report, packet type 200 (RFC 3550 §6.4.1).
 public struct SenderReport: Equatable, Sendable {
     /// SSRC of the sender.

@@ -1,3 +1,5 @@
+import Bytes
+
 /// A generic NACK, RTPFB (packet type 205) FMT 1 (RFC 4585 §6.2.1).
 ///
 /// Each FCI entry is a pair: PID (a lost sequence number) and BLP, a bitmask

@@ -1,3 +1,5 @@
+import Bytes
+
 /// The VP8 depayloader (RFC 7741 §4.4): turns the RTP packets of one SSRC, fed in
 /// arrival order, into whole VP8 frames in decode (sequence number) order, and reports
 /// the frames that could not be completed so the caller can send a PLI.

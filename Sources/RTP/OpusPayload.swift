@@ -101,15 +101,10 @@ public struct OpusDepayloader: Sendable {
     }
 
     /// Running totals since creation.
-    public struct Counters: Equatable, Sendable {
-        /// Every packet passed to ``push(_:)``.
-        public var packetsReceived = 0
-        /// Packets whose sequence number had already been received.
-        public var duplicatePackets = 0
-        /// Packets that came after their place was passed (already reported in a gap).
-        public var latePackets = 0
-        /// Packets with an SSRC other than the first one seen, ignored.
-        public var otherSSRCPackets = 0
+    public struct Counters: Equatable, Sendable, ReorderCounted {
+        /// The reorder stage's counts: packets received, duplicate, late (after their place
+        /// was passed: already reported in a gap) and from another SSRC.
+        public var reorder = ReorderCounts()
         /// Packets with an empty payload (counted as missing).
         public var emptyPackets = 0
         /// Sequence numbers reported missing in gaps.
@@ -128,13 +123,7 @@ public struct OpusDepayloader: Sendable {
     /// Running totals.
     public private(set) var counters = Counters()
 
-    private var unwrapper = SequenceUnwrapper()
-    private var ssrc: UInt32?
-    private var buffer = SequenceBuffer<RTPPacket>()
-    private var cursor: Int64?
-    private var highest: Int64 = 0
-    private var started = false
-    private var consumedReceived = SequenceNumberSet()
+    private var reorderBuffer: ReorderBuffer<RTPPacket>
     private var last: (timestamp: UInt32, duration: Int?)?
     private var missing = 0
     private var firstMissing: Int64 = 0
@@ -142,36 +131,14 @@ public struct OpusDepayloader: Sendable {
     /// Creates a depayloader; `reorderWindow` is in packets (at least 1, default 5).
     public init(reorderWindow: Int = 5) {
         self.reorderWindow = max(1, reorderWindow)
+        reorderBuffer = ReorderBuffer(reorderWindow: reorderWindow)
     }
 
     /// Takes one received RTP packet and returns the Opus packets and gaps it makes
     /// ready, in sequence number order (often none or one).
     public mutating func push(_ packet: RTPPacket) -> [Event] {
-        counters.packetsReceived += 1
-        if let s = ssrc, s != packet.ssrc {
-            counters.otherSSRCPackets += 1
-            return []
-        }
-        ssrc = packet.ssrc
-        let seq = unwrapper.unwrap(packet.sequenceNumber)
-        if let c = cursor {
-            if seq < c {
-                if !started && c - seq < Int64(reorderWindow) {
-                    cursor = seq
-                } else {
-                    if consumedReceived.contains(seq) { counters.duplicatePackets += 1 } else { counters.latePackets += 1 }
-                    return []
-                }
-            }
-        } else {
-            cursor = seq
-            highest = seq
-        }
-        guard buffer.insertIfAbsent(packet, for: seq) else {
-            counters.duplicatePackets += 1
-            return []
-        }
-        highest = max(highest, seq)
+        guard reorderBuffer.admit(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, counters: &counters.reorder,
+                            entry: { packet }) != nil else { return [] }
         return drain(force: false)
     }
 
@@ -182,11 +149,9 @@ public struct OpusDepayloader: Sendable {
 
     private mutating func drain(force: Bool) -> [Event] {
         var out: [Event] = []
-        while let c = cursor, c <= highest {
-            if let p = buffer.removeValue(forKey: c) {
-                consumedReceived.insert(c)
-                cursor = c + 1
-                started = true
+        while let c = reorderBuffer.cursor, c <= reorderBuffer.highest {
+            if let p = reorderBuffer.consume(c) {
+                reorderBuffer.advance(to: c + 1)
                 guard !p.payload.isEmpty else {
                     counters.emptyPackets += 1
                     addMissing(c, 1)
@@ -198,11 +163,10 @@ public struct OpusDepayloader: Sendable {
                 out.append(.packet(Packet(data: p.payload, timestamp: p.timestamp,
                                           sequenceNumber: UInt16(truncatingIfNeeded: c), sampleCount: duration)))
                 last = (p.timestamp, duration)
-            } else if force || highest - c >= Int64(reorderWindow) {
-                let next = buffer.firstKey(after: c) ?? highest + 1
+            } else if force || reorderBuffer.isOverdue(c) {
+                let next = reorderBuffer.firstSequence(after: c) ?? reorderBuffer.highest + 1
                 addMissing(c, Int(next - c))
-                cursor = next
-                started = true
+                reorderBuffer.advance(to: next)
             } else {
                 break
             }
@@ -213,10 +177,7 @@ public struct OpusDepayloader: Sendable {
             let start = (last.map { $0.timestamp &+ UInt32(truncatingIfNeeded: $0.duration ?? per) }) ?? 0
             out.append(.gap(makeGap(start: start, duration: UInt32(truncatingIfNeeded: per * missing))))
         }
-        if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
-            let keep = c - Int64(2 * max(1024, reorderWindow))
-            consumedReceived.removeAll(below: keep)
-        }
+        reorderBuffer.trimConsumed()
         return out
     }
 

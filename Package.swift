@@ -62,7 +62,7 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Bytes", "Media", "TestSupport"]),
         .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]

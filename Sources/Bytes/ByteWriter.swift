@@ -1,5 +1,6 @@
-// ByteWriter: builds outgoing bytes, big-endian (network byte order, RFC 3550 §4);
-// the writing twin of ByteReader.
+// ByteWriter: builds outgoing bytes, big-endian (network byte order, RFC 3550 §4) or
+// little-endian (RIFF/WAV, IVF, the Ogg Opus headers of RFC 7845 §5); the writing twin
+// of ByteReader.
 
 /// Builds bytes in network byte order; the writing twin of ``ByteReader``.
 public struct ByteWriter {
@@ -32,6 +33,21 @@ public struct ByteWriter {
     public mutating func u64(_ v: UInt64) {
         u32(UInt32(truncatingIfNeeded: v >> 32))
         u32(UInt32(truncatingIfNeeded: v))
+    }
+    /// Appends a 16-bit little-endian integer (RIFF/WAV, IVF, Ogg Opus headers; not RTP).
+    public mutating func u16le(_ v: UInt16) {
+        bytes.append(UInt8(truncatingIfNeeded: v))
+        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
+    }
+    /// Appends a 32-bit little-endian integer (RIFF/WAV, IVF, Ogg Opus headers).
+    public mutating func u32le(_ v: UInt32) {
+        u16le(UInt16(truncatingIfNeeded: v))
+        u16le(UInt16(truncatingIfNeeded: v >> 16))
+    }
+    /// Appends a 64-bit little-endian integer (IVF frame timestamps).
+    public mutating func u64le(_ v: UInt64) {
+        u32le(UInt32(truncatingIfNeeded: v))
+        u32le(UInt32(truncatingIfNeeded: v >> 32))
     }
     /// Appends raw bytes.
     public mutating func append(_ b: [UInt8]) { bytes += b }

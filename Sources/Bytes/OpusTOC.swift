@@ -17,7 +17,11 @@ public struct OpusTOC: Equatable, Sendable {
     public var frameCount: Int
 
     /// Samples per channel of one frame at 48 kHz (120, 240, 480, 960, 1920 or 2880).
-    public var samplesPerFrame: Int {
+    public var samplesPerFrame: Int { OpusTOC.samplesPerFrame(config: config) }
+
+    /// Samples per channel at 48 kHz of one frame of TOC configuration `config` (0–31,
+    /// RFC 6716 §3.1 Table 2): SILK 10/20/40/60 ms, Hybrid 10/20 ms, CELT 2.5/5/10/20 ms.
+    public static func samplesPerFrame(config: UInt8) -> Int {
         switch config {
         case 0...11: return [480, 960, 1920, 2880][Int(config % 4)]
         case 12...15: return [480, 960][Int(config % 2)]

@@ -142,12 +142,6 @@ func mediaRescale(_ value: Int64, _ numerator: Int64, _ denominator: Int64) -> I
     return Int64(q)
 }
 
-extension Array where Element == UInt8 {
-    mutating func mediaPutLE16(_ v: Int) { append(UInt8(truncatingIfNeeded: v)); append(UInt8(truncatingIfNeeded: v >> 8)) }
-    mutating func mediaPutLE32(_ v: UInt32) { for s in stride(from: 0, to: 32, by: 8) { append(UInt8(truncatingIfNeeded: v >> UInt32(s))) } }
-    mutating func mediaPutLE64(_ v: UInt64) { for s in stride(from: 0, to: 64, by: 8) { append(UInt8(truncatingIfNeeded: v >> UInt64(s))) } }
-}
-
 // MARK: - Header
 
 /// The 32-byte IVF file header (field order in the comment at the top of IVF.swift).
@@ -226,17 +220,18 @@ public struct IVFHeader: Equatable, Sendable {
 
     /// The 32 header bytes (the unused last 4 are zero; the FourCC is padded or cut to 4 bytes).
     public var bytes: [UInt8] {
-        var b = Array("DKIF".utf8)
-        b.mediaPutLE16(version)
-        b.mediaPutLE16(headerSize)
-        b += (Array(fourCC.utf8) + [0x20, 0x20, 0x20, 0x20]).prefix(4)
-        b.mediaPutLE16(width)
-        b.mediaPutLE16(height)
-        b.mediaPutLE32(timeBaseRate)
-        b.mediaPutLE32(timeBaseScale)
-        b.mediaPutLE32(frameCount)
-        b.mediaPutLE32(0)
-        return b
+        var w = ByteWriter(capacity: IVFHeader.size)
+        w.append(Array("DKIF".utf8))
+        w.u16le(UInt16(truncatingIfNeeded: version))
+        w.u16le(UInt16(truncatingIfNeeded: headerSize))
+        w.append(Array((Array(fourCC.utf8) + [0x20, 0x20, 0x20, 0x20]).prefix(4)))
+        w.u16le(UInt16(truncatingIfNeeded: width))
+        w.u16le(UInt16(truncatingIfNeeded: height))
+        w.u32le(timeBaseRate)
+        w.u32le(timeBaseScale)
+        w.u32le(frameCount)
+        w.u32le(0)
+        return w.bytes
     }
 }
 
@@ -399,14 +394,13 @@ public final class IVFWriter: @unchecked Sendable {
                 header.height = h
                 do throws(MediaIOError) { try file.write(header.bytes, at: 0) } catch { throw .io(error) }
             }
-            var bytes = [UInt8]()
-            bytes.reserveCapacity(IVFHeader.frameHeaderSize + frame.data.count)
-            bytes.mediaPutLE32(UInt32(truncatingIfNeeded: frame.data.count))
-            bytes.mediaPutLE64(UInt64(bitPattern: frame.timestamp))
-            bytes += frame.data
-            do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
+            var w = ByteWriter(capacity: IVFHeader.frameHeaderSize + frame.data.count)
+            w.u32le(UInt32(truncatingIfNeeded: frame.data.count))
+            w.u64le(UInt64(bitPattern: frame.timestamp))
+            w.append(frame.data)
+            do throws(MediaIOError) { try file.append(w.bytes) } catch { throw .io(error) }
             _framesWritten += 1
-            _bytes += Int64(bytes.count)
+            _bytes += Int64(w.bytes.count)
             dirty = true
             let now = mediaMonotonicSeconds()
             if now - lastHeaderWrite >= headerRewriteInterval {
@@ -419,9 +413,9 @@ public final class IVFWriter: @unchecked Sendable {
     /// Rewrites the frame count (bytes 24–27) with the frames written.
     private func writeCount() throws(IVFError) {
         header.frameCount = UInt32(truncatingIfNeeded: _framesWritten)
-        var count = [UInt8]()
-        count.mediaPutLE32(header.frameCount)
-        do throws(MediaIOError) { try file.write(count, at: 24) } catch { throw .io(error) }
+        var count = ByteWriter(capacity: 4)
+        count.u32le(header.frameCount)
+        do throws(MediaIOError) { try file.write(count.bytes, at: 24) } catch { throw .io(error) }
         dirty = false
     }
 

@@ -71,14 +71,15 @@ public struct OpusHead: Equatable, Sendable {
 
     /// The header packet bytes (19 bytes; mapping family 0 has no mapping table).
     public var bytes: [UInt8] {
-        var b = Array("OpusHead".utf8)
-        b.append(UInt8(truncatingIfNeeded: version))
-        b.append(UInt8(truncatingIfNeeded: channels))
-        b.mediaPutLE16(preSkip)
-        b.mediaPutLE32(inputSampleRate)
-        b.mediaPutLE16(Int(UInt16(bitPattern: outputGain)))
-        b.append(UInt8(truncatingIfNeeded: mappingFamily))
-        return b
+        var w = ByteWriter(capacity: 19)
+        w.append(Array("OpusHead".utf8))
+        w.u8(UInt8(truncatingIfNeeded: version))
+        w.u8(UInt8(truncatingIfNeeded: channels))
+        w.u16le(UInt16(truncatingIfNeeded: preSkip))
+        w.u32le(inputSampleRate)
+        w.u16le(UInt16(bitPattern: outputGain))
+        w.u8(UInt8(truncatingIfNeeded: mappingFamily))
+        return w.bytes
     }
 }
 
@@ -118,17 +119,18 @@ public struct OpusTags: Equatable, Sendable {
 
     /// The header packet bytes.
     public var bytes: [UInt8] {
-        var b = Array("OpusTags".utf8)
+        var w = ByteWriter()
+        w.append(Array("OpusTags".utf8))
         let v = Array(vendor.utf8)
-        b.mediaPutLE32(UInt32(v.count))
-        b += v
-        b.mediaPutLE32(UInt32(comments.count))
+        w.u32le(UInt32(v.count))
+        w.append(v)
+        w.u32le(UInt32(comments.count))
         for c in comments {
             let u = Array(c.utf8)
-            b.mediaPutLE32(UInt32(u.count))
-            b += u
+            w.u32le(UInt32(u.count))
+            w.append(u)
         }
-        return b
+        return w.bytes
     }
 }
 
@@ -301,7 +303,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         let stereo: UInt8 = head.channels == 2 ? 0x04 : 0
         var left = gap
         if let toc = lastTOC {
-            let frame = OggOpusWriter.frameSamples(config: Int(toc >> 3))
+            let frame = Int64(OpusTOC.samplesPerFrame(config: toc >> 3))
             let lossTOC = toc & 0xFC  // same config and stereo flag, code 0
             while left >= frame {
                 try packetInAudio([lossTOC], samples: frame, eos: false, isGap: true)
@@ -313,15 +315,6 @@ public final class OggOpusWriter: @unchecked Sendable {
                 try packetInAudio([UInt8(config << 3) | stereo], samples: frame, eos: false, isGap: true)
                 left -= frame
             }
-        }
-    }
-
-    /// 48 kHz samples in one frame of TOC `config` (RFC 6716 §3.1, Table 2).
-    static func frameSamples(config: Int) -> Int64 {
-        switch config {
-        case 0...11: return [480, 960, 1920, 2880][config % 4]
-        case 12...15: return [480, 960][config % 2]
-        default: return [120, 240, 480, 960][config % 4]
         }
     }
 

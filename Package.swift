@@ -1,7 +1,7 @@
 // swift-tools-version:6.0
 // The `peer` package: a headless WebRTC peer agent. Layout and dependency
 // direction follow ../shared/DESIGN.md: lower modules never import higher ones;
-// SDP and RTP are pure Swift; each C library enters through one system-library
+// Bytes, SDP and RTP are pure Swift; each C library enters through one system-library
 // target (Sources/C/*) holding only a module map and a small header.
 import PackageDescription
 
@@ -17,6 +17,7 @@ let package = Package(
         .executable(name: "peer", targets: ["peer"]),
         .library(name: "PeerAgent", targets: ["PeerAgent"]),
         .library(name: "PeerCall", targets: ["PeerCall"]),
+        .library(name: "Bytes", targets: ["Bytes"]),
         .library(name: "SDP", targets: ["SDP"]),
         .library(name: "RTP", targets: ["RTP"]),
         .library(name: "ICE", targets: ["ICE"]),
@@ -39,14 +40,15 @@ let package = Package(
 
         // Library modules, lowest first.
         .target(name: "EventLoop", dependencies: ["CGLib", "CLinux"]),
+        .target(name: "Bytes"),
         .target(name: "SDP"),
-        .target(name: "RTP"),
+        .target(name: "RTP", dependencies: ["Bytes"]),
         .target(name: "ICE", dependencies: ["EventLoop", "SDP", "CGLib", "CNice"]),
         .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
         .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
-        .target(name: "Media", dependencies: ["RTP", "CVPX", "COpus", "COgg"]),
+        .target(name: "Media", dependencies: ["Bytes", "CVPX", "COpus", "COgg"]),
         .target(name: "PeerAgent",
-                dependencies: ["EventLoop", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
+                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
         .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop"]),
@@ -60,12 +62,13 @@ let package = Package(
         .target(name: "TestSupport", path: "Tests/TestSupport"),
 
         .testTarget(name: "EventLoopTests", dependencies: ["EventLoop", "CGLib"]),
+        .testTarget(name: "BytesTests", dependencies: ["Bytes"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP"], exclude: ["Fixtures"]),
-        .testTarget(name: "RTPTests", dependencies: ["RTP", "TestSupport"], exclude: ["Fixtures"]),
+        .testTarget(name: "RTPTests", dependencies: ["Bytes", "RTP", "TestSupport"], exclude: ["Fixtures"]),
         .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
-        .testTarget(name: "MediaTests", dependencies: ["Media", "TestSupport"]),
+        .testTarget(name: "MediaTests", dependencies: ["Bytes", "Media", "TestSupport"]),
         .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]

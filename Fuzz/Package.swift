@@ -24,7 +24,7 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzRTP",
-            dependencies: [.product(name: "RTP", package: "peer")],
+            dependencies: [.product(name: "Bytes", package: "peer"), .product(name: "RTP", package: "peer")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
         ),
         .executableTarget(

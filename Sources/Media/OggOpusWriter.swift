@@ -1,12 +1,5 @@
-import COgg
-import COpus
-import Foundation
-import RTP
-#if canImport(Glibc)
-import Glibc
-#endif
-
-// Ogg Opus (RFC 7845) through libogg (RFC 3533 pages).
+// OggOpusWriter: writes Opus packets (RFC 6716) to an Ogg Opus file (RFC 7845) through
+// libogg (RFC 3533 pages).
 //
 // Stream layout written by OggOpusWriter:
 //   page 0: OpusHead alone (b_o_s), granule position 0          (RFC 7845 §3, §5.1)
@@ -17,162 +10,10 @@ import Glibc
 //             playback length is the last granule position minus the pre-skip (§4.5).
 //   last page: e_o_s set (the last packet is held back so it can carry the flag).
 
-// MARK: - Headers
-
-/// The OpusHead identification header (RFC 7845 §5.1), 19 bytes for mapping family 0.
-public struct OpusHead: Equatable, Sendable {
-    /// Version (1).
-    public var version: Int
-    /// Output channel count (1 or 2 for mapping family 0).
-    public var channels: Int
-    /// Pre-skip: 48 kHz samples to drop from the start of the decoded output (the encoder's lookahead).
-    public var preSkip: Int
-    /// Sample rate of the original input in Hz (informational; 48000 here).
-    public var inputSampleRate: UInt32
-    /// Output gain in Q7.8 dB (0 here).
-    public var outputGain: Int16
-    /// Channel mapping family (0: mono or stereo, no mapping table).
-    public var mappingFamily: Int
-
-    /// A header from its fields.
-    public init(version: Int = 1, channels: Int, preSkip: Int, inputSampleRate: UInt32 = 48_000,
-                outputGain: Int16 = 0, mappingFamily: Int = 0) {
-        self.version = version
-        self.channels = channels
-        self.preSkip = preSkip
-        self.inputSampleRate = inputSampleRate
-        self.outputGain = outputGain
-        self.mappingFamily = mappingFamily
-    }
-
-    /// Parses an OpusHead packet. Throws ``OggOpusError/badOpusHead(_:)`` naming the problem
-    /// (missing magic "OpusHead", shorter than 19 bytes, version not 1.x, channel count 0,
-    /// more than 2 channels with mapping family 0 — RFC 7845 §5.1).
-    public init(parsing p: [UInt8]) throws(OggOpusError) {
-        guard p.count >= 19 else { throw .badOpusHead("\(p.count) bytes, need 19") }
-        var r = ByteReader(p)
-        guard p.starts(with: Array("OpusHead".utf8)) else { throw .badOpusHead("no OpusHead magic") }
-        do throws(ByteReaderError) {
-            try r.skip(8, "OpusHead magic")
-            version = Int(try r.u8("version"))
-            channels = Int(try r.u8("channel count"))
-            preSkip = Int(try r.u16le("pre-skip"))
-            inputSampleRate = try r.u32le("input sample rate")
-            outputGain = Int16(bitPattern: try r.u16le("output gain"))
-            mappingFamily = Int(try r.u8("channel mapping family"))
-        } catch { throw .badOpusHead("\(error)") }
-        guard version >> 4 == 0 else { throw .badOpusHead("version \(version)") }
-        // RFC 7845 §5.1: the channel count "MUST NOT be zero"; family 0 allows 1 or 2.
-        guard channels > 0 else { throw .badOpusHead("channel count 0 at byte 9") }
-        guard mappingFamily != 0 || channels <= 2 else {
-            throw .badOpusHead("channel count \(channels) at byte 9 with mapping family 0 (at most 2)")
-        }
-    }
-
-    /// The header packet bytes (19 bytes; mapping family 0 has no mapping table).
-    public var bytes: [UInt8] {
-        var b = Array("OpusHead".utf8)
-        b.append(UInt8(truncatingIfNeeded: version))
-        b.append(UInt8(truncatingIfNeeded: channels))
-        b.mediaPutLE16(preSkip)
-        b.mediaPutLE32(inputSampleRate)
-        b.mediaPutLE16(Int(UInt16(bitPattern: outputGain)))
-        b.append(UInt8(truncatingIfNeeded: mappingFamily))
-        return b
-    }
-}
-
-/// The OpusTags comment header (RFC 7845 §5.2): a vendor string and "NAME=value" comments.
-public struct OpusTags: Equatable, Sendable {
-    /// The vendor string ("peer" for our files).
-    public var vendor: String
-    /// User comments, each "NAME=value".
-    public var comments: [String]
-
-    /// Tags from their fields.
-    public init(vendor: String = "peer", comments: [String] = []) {
-        self.vendor = vendor
-        self.comments = comments
-    }
-
-    /// Parses an OpusTags packet. Throws ``OggOpusError/badOpusTags(_:)`` naming the problem.
-    public init(parsing p: [UInt8]) throws(OggOpusError) {
-        guard p.count >= 16, Array(p[0..<8]) == Array("OpusTags".utf8) else { throw .badOpusTags("no OpusTags magic") }
-        var r = ByteReader(p, offset: 8)
-        func string() throws(OggOpusError) -> String {
-            let at = r.offset
-            let n: Int
-            do { n = Int(try r.u32le("string length")) } catch { throw .badOpusTags("length field at byte \(at) beyond the packet") }
-            do { return String(decoding: try r.take(n, "string"), as: UTF8.self) } catch {
-                throw .badOpusTags("string of \(n) bytes at byte \(at) beyond the packet")
-            }
-        }
-        vendor = try string()
-        let count: Int
-        do { count = Int(try r.u32le("comment count")) } catch { throw .badOpusTags("no comment count") }
-        var list: [String] = []
-        for _ in 0..<min(count, p.count) { list.append(try string()) }
-        guard list.count == count else { throw .badOpusTags("comment count \(count) beyond the packet") }
-        comments = list
-    }
-
-    /// The header packet bytes.
-    public var bytes: [UInt8] {
-        var b = Array("OpusTags".utf8)
-        let v = Array(vendor.utf8)
-        b.mediaPutLE32(UInt32(v.count))
-        b += v
-        b.mediaPutLE32(UInt32(comments.count))
-        for c in comments {
-            let u = Array(c.utf8)
-            b.mediaPutLE32(UInt32(u.count))
-            b += u
-        }
-        return b
-    }
-}
-
-// MARK: - Errors
-
-/// Errors of ``OggOpusWriter`` and ``OggOpusReader``; each names the offending value.
-public enum OggOpusError: Error, Equatable, CustomStringConvertible {
-    /// A system call failed.
-    case io(MediaIOError)
-    /// A channel count other than 1 or 2.
-    case badChannelCount(Int)
-    /// A pre-skip outside 0…65535 samples.
-    case badPreSkip(Int)
-    /// Packet number `index` (0-based, of those given) at 48 kHz `timestamp` is not a valid Opus
-    /// packet (RFC 6716 §3: empty, or libopus cannot count its samples; `reason` says which).
-    case badPacket(index: Int, timestamp: Int64, reason: String)
-    /// libogg refused a call (`call` names it).
-    case ogg(call: String)
-    /// ``OggOpusWriter/write(_:)`` after ``OggOpusWriter/close()``.
-    case closed(path: String)
-    /// The file holds no Ogg page.
-    case noOggPages(path: String)
-    /// The first packet is not a valid OpusHead.
-    case badOpusHead(String)
-    /// The second packet is not a valid OpusTags.
-    case badOpusTags(String)
-
-    /// One line naming the values.
-    public var description: String {
-        switch self {
-        case let .io(e): return "Ogg Opus: \(e)"
-        case let .badChannelCount(c): return "Ogg Opus: channel count \(c), expected 1 or 2"
-        case let .badPreSkip(p): return "Ogg Opus: pre-skip \(p) outside 0…65535"
-        case let .badPacket(i, t, r): return "Ogg Opus: packet \(i) at timestamp \(t): \(r)"
-        case let .ogg(call): return "Ogg Opus: libogg \(call) failed"
-        case let .closed(p): return "Ogg Opus: \(p) is closed"
-        case let .noOggPages(p): return "Ogg Opus: \(p) has no Ogg page"
-        case let .badOpusHead(r): return "Ogg Opus: bad OpusHead: \(r)"
-        case let .badOpusTags(r): return "Ogg Opus: bad OpusTags: \(r)"
-        }
-    }
-}
-
-// MARK: - Writer
+import Bytes
+import COgg
+import COpus
+import Foundation
 
 /// Writes Opus packets to one Ogg Opus file (RFC 7845) through libogg, like pion's
 /// `oggwriter`: it knows nothing of RTP.
@@ -301,7 +142,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         let stereo: UInt8 = head.channels == 2 ? 0x04 : 0
         var left = gap
         if let toc = lastTOC {
-            let frame = OggOpusWriter.frameSamples(config: Int(toc >> 3))
+            let frame = Int64(OpusTOC.samplesPerFrame(config: toc >> 3))
             let lossTOC = toc & 0xFC  // same config and stereo flag, code 0
             while left >= frame {
                 try packetInAudio([lossTOC], samples: frame, eos: false, isGap: true)
@@ -313,15 +154,6 @@ public final class OggOpusWriter: @unchecked Sendable {
                 try packetInAudio([UInt8(config << 3) | stereo], samples: frame, eos: false, isGap: true)
                 left -= frame
             }
-        }
-    }
-
-    /// 48 kHz samples in one frame of TOC `config` (RFC 6716 §3.1, Table 2).
-    static func frameSamples(config: Int) -> Int64 {
-        switch config {
-        case 0...11: return [480, 960, 1920, 2880][config % 4]
-        case 12...15: return [480, 960][config % 2]
-        default: return [120, 240, 480, 960][config % 4]
         }
     }
 
@@ -401,78 +233,5 @@ public final class OggOpusWriter: @unchecked Sendable {
             try flushPages()
         }
         do throws(MediaIOError) { try file.close() } catch { throw .io(error) }
-    }
-}
-
-// MARK: - Reader
-
-/// A minimal Ogg Opus reader (libogg): the headers, the audio packets and the granule
-/// positions of the first logical stream. Reads the whole file at once (for tests and
-/// small files).
-public struct OggOpusReader: Sendable {
-    /// The OpusHead of the stream.
-    public let head: OpusHead
-    /// The OpusTags of the stream.
-    public let tags: OpusTags
-    /// The audio packets in order (headers excluded).
-    public let packets: [[UInt8]]
-    /// The stream's serial number.
-    public let serial: Int32
-    /// Granule position of each page, in file order (header pages included: 0).
-    public let pageGranules: [Int64]
-    /// The last page's granule position (48 kHz samples including pre-skip).
-    public let finalGranulePosition: Int64
-    /// True when the last page has e_o_s set.
-    public let endOfStream: Bool
-    /// Playback length in 48 kHz samples: final granule position − pre-skip (RFC 7845 §4.5).
-    public var playbackSamples: Int64 { finalGranulePosition - Int64(head.preSkip) }
-
-    /// Reads `path`. Throws ``OggOpusError/io(_:)``, ``OggOpusError/noOggPages(path:)``,
-    /// ``OggOpusError/badOpusHead(_:)``, ``OggOpusError/badOpusTags(_:)``.
-    public init(path: String) throws(OggOpusError) {
-        let bytes: [UInt8]
-        do throws(MediaIOError) {
-            let file = try MediaFileDescriptor(path: path, writing: false)
-            bytes = try file.read(at: 0, count: Int(try file.size()))
-        } catch { throw .io(error) }
-        var sync = ogg_sync_state()
-        ogg_sync_init(&sync)
-        defer { ogg_sync_clear(&sync) }
-        if let buffer = ogg_sync_buffer(&sync, bytes.count), !bytes.isEmpty {
-            bytes.withUnsafeBufferPointer { src in
-                if let base = src.baseAddress { UnsafeMutableRawPointer(buffer).copyMemory(from: base, byteCount: src.count) }
-            }
-            ogg_sync_wrote(&sync, bytes.count)
-        }
-        var stream = ogg_stream_state()
-        var streamSerial: Int32?
-        defer { if streamSerial != nil { ogg_stream_clear(&stream) } }
-        var all: [[UInt8]] = [], granules: [Int64] = [], eos = false
-        var page = ogg_page()
-        while ogg_sync_pageout(&sync, &page) == 1 {
-            let s = ogg_page_serialno(&page)
-            if streamSerial == nil {
-                ogg_stream_init(&stream, s)
-                streamSerial = s
-            }
-            guard s == streamSerial else { continue }
-            ogg_stream_pagein(&stream, &page)
-            granules.append(ogg_page_granulepos(&page))
-            eos = ogg_page_eos(&page) != 0
-            var packet = ogg_packet()
-            while ogg_stream_packetout(&stream, &packet) == 1 {
-                all.append(packet.packet.map { Array(UnsafeBufferPointer(start: $0, count: packet.bytes)) } ?? [])
-            }
-        }
-        guard let serial = streamSerial else { throw .noOggPages(path: path) }
-        guard all.count >= 1 else { throw .badOpusHead("no packet") }
-        head = try OpusHead(parsing: all[0])
-        guard all.count >= 2 else { throw .badOpusTags("no second packet") }
-        tags = try OpusTags(parsing: all[1])
-        packets = Array(all.dropFirst(2))
-        self.serial = serial
-        pageGranules = granules
-        finalGranulePosition = granules.last ?? 0
-        endOfStream = eos
     }
 }

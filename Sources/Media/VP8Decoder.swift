@@ -1,5 +1,5 @@
 import CVPX
-import RTP
+import Bytes
 import Synchronization
 
 /// One frame out of ``VP8Decoder``: the picture and what the decoder knew about it.

@@ -1,5 +1,5 @@
 import CVPX
-import RTP
+import Bytes
 import Synchronization
 
 /// Errors from the VP8 encoder and decoder over libvpx; each names the offending value.

@@ -1,5 +1,5 @@
 import Foundation
-import RTP
+import Bytes
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -107,19 +107,20 @@ public final class WAVWriter: @unchecked Sendable {
     /// The 44-byte header of a 16-bit 48 kHz PCM file of `channels` and `dataBytes`.
     public static func header(channels: Int, dataBytes: Int64) -> [UInt8] {
         let data = UInt32(clamping: dataBytes)
-        var b = Array("RIFF".utf8)
-        b.mediaPutLE32(UInt32(clamping: Int64(data) + 36))
-        b += Array("WAVEfmt ".utf8)
-        b.mediaPutLE32(16)
-        b.mediaPutLE16(1)
-        b.mediaPutLE16(channels)
-        b.mediaPutLE32(UInt32(AudioFrame.sampleRate))
-        b.mediaPutLE32(UInt32(AudioFrame.sampleRate * channels * 2))
-        b.mediaPutLE16(channels * 2)
-        b.mediaPutLE16(16)
-        b += Array("data".utf8)
-        b.mediaPutLE32(data)
-        return b
+        var w = ByteWriter(capacity: 44)
+        w.append(Array("RIFF".utf8))
+        w.u32le(UInt32(clamping: Int64(data) + 36))
+        w.append(Array("WAVEfmt ".utf8))
+        w.u32le(16)
+        w.u16le(1)
+        w.u16le(UInt16(truncatingIfNeeded: channels))
+        w.u32le(UInt32(AudioFrame.sampleRate))
+        w.u32le(UInt32(AudioFrame.sampleRate * channels * 2))
+        w.u16le(UInt16(truncatingIfNeeded: channels * 2))
+        w.u16le(16)
+        w.append(Array("data".utf8))
+        w.u32le(data)
+        return w.bytes
     }
 
     /// Creates (or truncates) `path` and writes the header for no samples.
@@ -151,10 +152,9 @@ public final class WAVWriter: @unchecked Sendable {
                 gap = frame.timestamp - expected
             }
             if gap > 0 { try writeSilence(samplesPerChannel: gap) }
-            var bytes = [UInt8]()
-            bytes.reserveCapacity(frame.samples.count * 2)
-            for s in frame.samples { bytes.mediaPutLE16(Int(UInt16(bitPattern: s))) }
-            try append(bytes)
+            var w = ByteWriter(capacity: frame.samples.count * 2)
+            for s in frame.samples { w.u16le(UInt16(bitPattern: s)) }
+            try append(w.bytes)
             nextTimestamp = max(nextTimestamp ?? .min, frame.timestamp + Int64(frame.samplesPerChannel))
             let now = mediaMonotonicSeconds()
             if now - lastSizeWrite >= sizeUpdateInterval {
@@ -186,12 +186,12 @@ public final class WAVWriter: @unchecked Sendable {
     }
 
     private func writeSizes() throws(WAVError) {
-        var riff = [UInt8](), data = [UInt8]()
-        riff.mediaPutLE32(UInt32(clamping: dataBytes + 36))
-        data.mediaPutLE32(UInt32(clamping: dataBytes))
+        var riff = ByteWriter(capacity: 4), data = ByteWriter(capacity: 4)
+        riff.u32le(UInt32(clamping: dataBytes + 36))
+        data.u32le(UInt32(clamping: dataBytes))
         do throws(MediaIOError) {
-            try file.write(riff, at: 4)
-            try file.write(data, at: 40)
+            try file.write(riff.bytes, at: 4)
+            try file.write(data.bytes, at: 40)
         } catch { throw .io(error) }
     }
 

@@ -1,4 +1,5 @@
 // RtpReceiver: W3C RTCRtpReceiver — RTP in (RFC 3550 A.1–A.8 statistics, NACK RFC 4585, VP8 RFC 7741 / Opus RFC 7587 depacketizing) to a bounded sink thread that records and decodes.
+import Bytes
 import Dispatch
 import Foundation
 import Media

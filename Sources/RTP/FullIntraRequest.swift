@@ -1,3 +1,5 @@
+import Bytes
+
 /// A full intra request, PSFB (packet type 206) FMT 4 (RFC 5104 §4.3.1).
 /// The media SSRC field is 0; each FCI entry (8 bytes) names a target SSRC and a command sequence number.
 public struct FullIntraRequest: Equatable, Sendable {
@@ -28,9 +30,7 @@ public struct FullIntraRequest: Equatable, Sendable {
     /// Parses one FIR. Throws ``RTCPError``: `.wrongPacketType` (not 206/FMT 4),
     /// `.lengthBeyondBuffer`, `.truncated`, `.badVersion`, `.badPadding`.
     public init(parsing bytes: [UInt8]) throws(RTCPError) {
-        var (h, r) = try RTCPHeader.open(bytes)
-        guard h.packetType == 206, h.count == 4 else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
-        let (s, m) = try rtcp { () throws(ByteReaderError) in (try r.u32("sender SSRC"), try r.u32("media SSRC")) }
+        var (h, r) = try FeedbackHeader.open(bytes, packetType: 206, format: 4)
         var entries: [Entry] = []
         while r.remaining >= 8 {
             entries.append(try rtcp { () throws(ByteReaderError) in
@@ -39,14 +39,13 @@ public struct FullIntraRequest: Equatable, Sendable {
                 return e
             })
         }
-        self.init(senderSSRC: s, mediaSSRC: m, entries: entries)
+        self.init(senderSSRC: h.senderSSRC, mediaSSRC: h.mediaSSRC, entries: entries)
     }
 
     /// The packet on the wire.
     public func serialized() -> [UInt8] {
-        var w = ByteWriter()
-        w.u32(senderSSRC); w.u32(mediaSSRC)
-        for e in entries { w.u32(e.ssrc); w.u8(e.sequenceNumber); w.u24(0) }
-        return rtcpPacket(count: 4, packetType: 206, body: w.bytes)
+        FeedbackHeader.serialize(format: 4, packetType: 206, senderSSRC: senderSSRC, mediaSSRC: mediaSSRC) { w in
+            for e in entries { w.u32(e.ssrc); w.u8(e.sequenceNumber); w.u24(0) }
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTCP BYE, packet type 203 (RFC 3550 §6.6).
 public struct Goodbye: Equatable, Sendable {
     /// The sources leaving (at most 31).

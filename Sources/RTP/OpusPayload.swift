@@ -1,74 +1,7 @@
 // The Opus RTP payload format (RFC 7587): one Opus packet (RFC 6716) per RTP packet,
 // timestamps on a 48 kHz clock whatever the audio's sample rate, no payload header.
 
-/// The first byte of an Opus packet (RFC 6716 §3.1), read to learn the packet's
-/// duration: `config` (5 bits), `s` (stereo) and `c` (frame count code).
-///
-/// ```
-///  0 1 2 3 4 5 6 7
-/// | config  |s| c |   c = 0: 1 frame, 1 or 2: 2 frames, 3: M frames (byte 1, low 6 bits)
-/// ```
-public struct OpusTOC: Equatable, Sendable {
-    /// config: mode (SILK 0–11, Hybrid 12–15, CELT 16–31), bandwidth and frame size.
-    public var config: UInt8
-    /// s: true for a stereo packet.
-    public var isStereo: Bool
-    /// The number of Opus frames in the packet (1–48).
-    public var frameCount: Int
-
-    /// Samples per channel of one frame at 48 kHz (120, 240, 480, 960, 1920 or 2880).
-    public var samplesPerFrame: Int {
-        switch config {
-        case 0...11: return [480, 960, 1920, 2880][Int(config % 4)]
-        case 12...15: return [480, 960][Int(config % 2)]
-        default: return [120, 240, 480, 960][Int(config % 4)]
-        }
-    }
-
-    /// The packet's duration in samples per channel at 48 kHz (= RTP timestamp ticks, RFC 7587 §4.1).
-    public var sampleCount: Int { samplesPerFrame * frameCount }
-
-    /// Reads the TOC byte (and the frame count byte for code 3) of `packet`.
-    ///
-    /// Throws ``OpusPayloadError``: `.truncated` (empty packet, or code 3 without its
-    /// count byte), `.badFrameCount` (code 3 with M = 0, or longer than 120 ms, RFC 6716 §3.2.5).
-    public init(parsing packet: [UInt8]) throws(OpusPayloadError) {
-        var r = ByteReader(packet)
-        func read(_ field: String) throws(OpusPayloadError) -> UInt8 {
-            do { return try r.u8(field) } catch { throw .truncated(error) }
-        }
-        let toc = try read("Opus TOC byte")
-        config = toc >> 3
-        isStereo = toc & 0x04 != 0
-        switch toc & 0x03 {
-        case 0: frameCount = 1
-        case 1, 2: frameCount = 2
-        default:
-            let m = Int(try read("Opus frame count byte") & 0x3F)
-            frameCount = m
-            guard m > 0, m * samplesPerFrame <= 5760 else { throw .badFrameCount(offset: 1, count: m) }
-        }
-    }
-}
-
-/// Errors of the Opus payload format. Parse errors name the byte offset in the Opus packet.
-public enum OpusPayloadError: Error, Equatable, CustomStringConvertible {
-    /// A field ran past the end of the packet.
-    case truncated(ByteReaderError)
-    /// A code 3 packet's frame count `count` (byte `offset`) is 0 or makes it longer than 120 ms.
-    case badFrameCount(offset: Int, count: Int)
-    /// The packetizer was given an empty Opus packet.
-    case emptyPacket
-
-    /// A one-line message naming the problem, the byte offset and the offending value.
-    public var description: String {
-        switch self {
-        case let .truncated(e): return "Opus: \(e)"
-        case let .badFrameCount(o, c): return "Opus: frame count \(c) at byte \(o) is 0 or longer than 120 ms"
-        case .emptyPacket: return "Opus: cannot packetize an empty packet"
-        }
-    }
-}
+import Bytes
 
 /// Puts Opus packets into RTP packets (RFC 7587 §4): one Opus packet per RTP packet,
 /// marker bit clear unless asked (the first packet after DTX silence, RFC 7587 §4.1,
@@ -168,15 +101,10 @@ public struct OpusDepayloader: Sendable {
     }
 
     /// Running totals since creation.
-    public struct Counters: Equatable, Sendable {
-        /// Every packet passed to ``push(_:)``.
-        public var packetsReceived = 0
-        /// Packets whose sequence number had already been received.
-        public var duplicatePackets = 0
-        /// Packets that came after their place was passed (already reported in a gap).
-        public var latePackets = 0
-        /// Packets with an SSRC other than the first one seen, ignored.
-        public var otherSSRCPackets = 0
+    public struct Counters: Equatable, Sendable, ReorderCounted {
+        /// The reorder stage's counts: packets received, duplicate, late (after their place
+        /// was passed: already reported in a gap) and from another SSRC.
+        public var reorder = ReorderCounts()
         /// Packets with an empty payload (counted as missing).
         public var emptyPackets = 0
         /// Sequence numbers reported missing in gaps.
@@ -195,13 +123,7 @@ public struct OpusDepayloader: Sendable {
     /// Running totals.
     public private(set) var counters = Counters()
 
-    private var unwrapper = SequenceUnwrapper()
-    private var ssrc: UInt32?
-    private var buffer = SequenceBuffer<RTPPacket>()
-    private var cursor: Int64?
-    private var highest: Int64 = 0
-    private var started = false
-    private var consumedReceived = SequenceNumberSet()
+    private var reorderBuffer: ReorderBuffer<RTPPacket>
     private var last: (timestamp: UInt32, duration: Int?)?
     private var missing = 0
     private var firstMissing: Int64 = 0
@@ -209,36 +131,14 @@ public struct OpusDepayloader: Sendable {
     /// Creates a depayloader; `reorderWindow` is in packets (at least 1, default 5).
     public init(reorderWindow: Int = 5) {
         self.reorderWindow = max(1, reorderWindow)
+        reorderBuffer = ReorderBuffer(reorderWindow: reorderWindow)
     }
 
     /// Takes one received RTP packet and returns the Opus packets and gaps it makes
     /// ready, in sequence number order (often none or one).
     public mutating func push(_ packet: RTPPacket) -> [Event] {
-        counters.packetsReceived += 1
-        if let s = ssrc, s != packet.ssrc {
-            counters.otherSSRCPackets += 1
-            return []
-        }
-        ssrc = packet.ssrc
-        let seq = unwrapper.unwrap(packet.sequenceNumber)
-        if let c = cursor {
-            if seq < c {
-                if !started && c - seq < Int64(reorderWindow) {
-                    cursor = seq
-                } else {
-                    if consumedReceived.contains(seq) { counters.duplicatePackets += 1 } else { counters.latePackets += 1 }
-                    return []
-                }
-            }
-        } else {
-            cursor = seq
-            highest = seq
-        }
-        guard buffer.insertIfAbsent(packet, for: seq) else {
-            counters.duplicatePackets += 1
-            return []
-        }
-        highest = max(highest, seq)
+        guard reorderBuffer.admit(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, counters: &counters.reorder,
+                            entry: { packet }) != nil else { return [] }
         return drain(force: false)
     }
 
@@ -249,11 +149,9 @@ public struct OpusDepayloader: Sendable {
 
     private mutating func drain(force: Bool) -> [Event] {
         var out: [Event] = []
-        while let c = cursor, c <= highest {
-            if let p = buffer.removeValue(forKey: c) {
-                consumedReceived.insert(c)
-                cursor = c + 1
-                started = true
+        while let c = reorderBuffer.cursor, c <= reorderBuffer.highest {
+            if let p = reorderBuffer.consume(c) {
+                reorderBuffer.advance(to: c + 1)
                 guard !p.payload.isEmpty else {
                     counters.emptyPackets += 1
                     addMissing(c, 1)
@@ -265,11 +163,10 @@ public struct OpusDepayloader: Sendable {
                 out.append(.packet(Packet(data: p.payload, timestamp: p.timestamp,
                                           sequenceNumber: UInt16(truncatingIfNeeded: c), sampleCount: duration)))
                 last = (p.timestamp, duration)
-            } else if force || highest - c >= Int64(reorderWindow) {
-                let next = buffer.firstKey(after: c) ?? highest + 1
+            } else if force || reorderBuffer.isOverdue(c) {
+                let next = reorderBuffer.firstSequence(after: c) ?? reorderBuffer.highest + 1
                 addMissing(c, Int(next - c))
-                cursor = next
-                started = true
+                reorderBuffer.advance(to: next)
             } else {
                 break
             }
@@ -280,10 +177,7 @@ public struct OpusDepayloader: Sendable {
             let start = (last.map { $0.timestamp &+ UInt32(truncatingIfNeeded: $0.duration ?? per) }) ?? 0
             out.append(.gap(makeGap(start: start, duration: UInt32(truncatingIfNeeded: per * missing))))
         }
-        if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
-            let keep = c - Int64(2 * max(1024, reorderWindow))
-            consumedReceived.removeAll(below: keep)
-        }
+        reorderBuffer.trimConsumed()
         return out
     }
 

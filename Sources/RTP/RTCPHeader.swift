@@ -1,3 +1,5 @@
+import Bytes
+
 /// Errors from parsing RTCP (RFC 3550 §6). Offsets are bytes from the start of
 /// the buffer given to the parser (the whole compound packet for ``RTCPCompound``).
 public enum RTCPError: Error, Equatable, CustomStringConvertible {

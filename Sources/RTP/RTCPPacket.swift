@@ -1,3 +1,5 @@
+import Bytes
+
 /// One RTCP packet of any supported type (RFC 3550 §6, RFC 4585, RFC 5104, REMB).
 public enum RTCPPacket: Equatable, Sendable {
     /// Sender report (PT 200).

@@ -1,3 +1,5 @@
+import Bytes
+
 /// Errors from parsing an RTP packet (RFC 3550 §5.1, RFC 8285). Every case names
 /// the byte offset (from the start of the packet) where the problem was found.
 public enum RTPError: Error, Equatable, CustomStringConvertible {

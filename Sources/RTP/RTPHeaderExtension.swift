@@ -1,3 +1,5 @@
+import Bytes
+
 /// One RFC 8285 header extension element: a local identifier and its data bytes.
 public struct RTPExtensionElement: Equatable, Sendable {
     /// Local identifier: 1–14 in the one-byte form, 1–255 in the two-byte form (RFC 8285 §4.2, §4.3).

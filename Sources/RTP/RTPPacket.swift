@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTP packet (RFC 3550 §5.1) with CSRCs, an optional header extension
 /// (RFC 3550 §5.3.1, RFC 8285) and padding.
 ///

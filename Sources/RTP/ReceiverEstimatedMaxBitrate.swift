@@ -1,3 +1,5 @@
+import Bytes
+
 /// Receiver Estimated Maximum Bitrate, PSFB (packet type 206) FMT 15 with the
 /// "REMB" identifier (draft-alvestrand-rmcat-remb-03 §2.2).
 ///
@@ -23,9 +25,7 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
     /// `.missingREMBIdentifier`, `.countInconsistentWithLength` (Num SSRC × 4 exceeds the length),
     /// `.lengthBeyondBuffer`, `.truncated`, `.badVersion`, `.badPadding`.
     public init(parsing bytes: [UInt8]) throws(RTCPError) {
-        var (h, r) = try RTCPHeader.open(bytes)
-        guard h.packetType == 206, h.count == 15 else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
-        let (s, _) = try rtcp { () throws(ByteReaderError) in (try r.u32("sender SSRC"), try r.u32("media SSRC")) }
+        var (h, r) = try FeedbackHeader.open(bytes, packetType: 206, format: 15)
         let idAt = r.offset
         let id = try rtcp { () throws(ByteReaderError) in try r.take(4, "REMB identifier") }
         guard id == Array("REMB".utf8) else { throw .missingREMBIdentifier(offset: idAt) }
@@ -36,14 +36,14 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         let exp = UInt64(word >> 18)
         let mantissa = UInt64(word & 0x3_FFFF)
         guard count * 4 <= r.remaining else {
-            throw .countInconsistentWithLength(offset: countAt, count: count, length: h.packetLength)
+            throw .countInconsistentWithLength(offset: countAt, count: count, length: h.header.packetLength)
         }
         var ssrcs: [UInt32] = []
         for _ in 0..<count { ssrcs.append(try rtcp { () throws(ByteReaderError) in try r.u32("REMB SSRC") }) }
         // exp is at most 63; an 18-bit mantissa shifted past bit 63 is no real bitrate.
         guard exp <= 46 || mantissa == 0 else { throw .rembBitrateOverflow(offset: bitrateAt, exponent: Int(exp)) }
         let bitrate = exp > 46 ? 0 : mantissa << exp
-        self.init(senderSSRC: s, bitrate: bitrate, ssrcs: ssrcs)
+        self.init(senderSSRC: h.senderSSRC, bitrate: bitrate, ssrcs: ssrcs)
     }
 
     /// The packet on the wire; the bitrate is encoded with the smallest exponent
@@ -52,13 +52,12 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         var exp: UInt64 = 0
         while bitrate >> exp > 0x3_FFFF { exp += 1 }
         let mantissa = UInt32(bitrate >> exp)
-        var w = ByteWriter()
-        w.u32(senderSSRC); w.u32(0)
-        w.append(Array("REMB".utf8))
         let list = ssrcs.prefix(255)
-        w.u8(UInt8(list.count))
-        w.u24(UInt32(exp) << 18 | mantissa)
-        for x in list { w.u32(x) }
-        return rtcpPacket(count: 15, packetType: 206, body: w.bytes)
+        return FeedbackHeader.serialize(format: 15, packetType: 206, senderSSRC: senderSSRC, mediaSSRC: 0) { w in
+            w.append(Array("REMB".utf8))
+            w.u8(UInt8(list.count))
+            w.u24(UInt32(exp) << 18 | mantissa)
+            for x in list { w.u32(x) }
+        }
     }
 }

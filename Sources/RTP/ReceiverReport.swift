@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTCP receiver report, packet type 201 (RFC 3550 §6.4.2).
 public struct ReceiverReport: Equatable, Sendable {
     /// SSRC of the packet sender (the receiver writing the report).
@@ -17,11 +19,7 @@ public struct ReceiverReport: Equatable, Sendable {
     /// Parses one RR packet. Throws ``RTCPError``: `.wrongPacketType`, `.lengthBeyondBuffer`,
     /// `.countInconsistentWithLength` (4 + RC × 24 bytes exceed the length), `.truncated`, `.badVersion`, `.badPadding`.
     public init(parsing bytes: [UInt8]) throws(RTCPError) {
-        var (h, r) = try RTCPHeader.open(bytes)
-        guard h.packetType == 201 else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
-        guard 4 + Int(h.count) * 24 <= r.remaining else {
-            throw .countInconsistentWithLength(offset: 0, count: Int(h.count), length: h.packetLength)
-        }
+        var (h, r) = try ReceptionReport.openReport(bytes, packetType: 201, fixedLength: 4)
         let ssrc = try rtcp { () throws(ByteReaderError) in try r.u32("SSRC") }
         let (reports, ext) = try ReceptionReport.readBlocksAndExtension(count: Int(h.count), &r)
         self.init(ssrc: ssrc, reports: reports, profileExtension: ext)
@@ -29,11 +27,8 @@ public struct ReceiverReport: Equatable, Sendable {
 
     /// The packet on the wire (first 31 report blocks).
     public func serialized() -> [UInt8] {
-        let blocks = reports.prefix(31)
-        var w = ByteWriter()
-        w.u32(ssrc)
-        for b in blocks { b.write(&w) }
-        w.append(padded4(profileExtension))
-        return rtcpPacket(count: UInt8(blocks.count), packetType: 201, body: w.bytes)
+        ReceptionReport.serializeReport(packetType: 201, reports: reports, profileExtension: profileExtension) { w in
+            w.u32(ssrc)
+        }
     }
 }

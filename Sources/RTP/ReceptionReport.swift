@@ -1,3 +1,5 @@
+import Bytes
+
 /// One report block of an SR or RR (RFC 3550 §6.4.1), 24 bytes on the wire.
 public struct ReceptionReport: Equatable, Sendable {
     /// The SSRC of the source this block reports on.
@@ -26,6 +28,35 @@ public struct ReceptionReport: Equatable, Sendable {
         self.jitter = jitter
         self.lastSenderReport = lastSenderReport
         self.delaySinceLastSenderReport = delaySinceLastSenderReport
+    }
+
+    /// Opens an SR or RR (RFC 3550 §6.4): the RTCP header, which must have packet type
+    /// `packetType` (200 SR, 201 RR), and a report count RC for which the `fixedLength`
+    /// bytes after the header (SSRC, and sender info for an SR) and RC × 24 bytes of report
+    /// blocks fit the packet. Returns the header and a reader positioned after it.
+    ///
+    /// Throws ``RTCPError``: `.wrongPacketType`, `.countInconsistentWithLength`, and
+    /// those of opening the header (`.lengthBeyondBuffer`, `.truncated`, `.badVersion`, `.badPadding`).
+    static func openReport(_ bytes: [UInt8], packetType: UInt8, fixedLength: Int) throws(RTCPError) -> (RTCPHeader, ByteReader) {
+        let (h, r) = try RTCPHeader.open(bytes)
+        guard h.packetType == packetType else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
+        guard fixedLength + Int(h.count) * 24 <= r.remaining else {
+            throw .countInconsistentWithLength(offset: 0, count: Int(h.count), length: h.packetLength)
+        }
+        return (h, r)
+    }
+
+    /// An SR or RR on the wire (RFC 3550 §6.4): the RTCP header (packet type `packetType`,
+    /// RC = the blocks written), what `fixed` writes (SSRC, and sender info for an SR), the
+    /// first 31 of `reports` and `profileExtension` padded with zeros to whole 32-bit words.
+    static func serializeReport(packetType: UInt8, reports: [ReceptionReport], profileExtension: [UInt8],
+                                fixed: (inout ByteWriter) -> Void) -> [UInt8] {
+        let blocks = reports.prefix(31)
+        var w = ByteWriter()
+        fixed(&w)
+        for b in blocks { b.write(&w) }
+        w.append(padded4(profileExtension))
+        return rtcpPacket(count: UInt8(blocks.count), packetType: packetType, body: w.bytes)
     }
 
     /// Reads the `count` report blocks of an SR or RR and the profile-specific extension

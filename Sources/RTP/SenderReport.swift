@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTCP sender report, packet type 200 (RFC 3550 §6.4.1).
 public struct SenderReport: Equatable, Sendable {
     /// SSRC of the sender.
@@ -30,11 +32,7 @@ public struct SenderReport: Equatable, Sendable {
     /// Parses one SR packet. Throws ``RTCPError``: `.wrongPacketType`, `.lengthBeyondBuffer`,
     /// `.countInconsistentWithLength` (RC × 24 + 28 bytes exceed the length), `.truncated`, `.badVersion`, `.badPadding`.
     public init(parsing bytes: [UInt8]) throws(RTCPError) {
-        var (h, r) = try RTCPHeader.open(bytes)
-        guard h.packetType == 200 else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
-        guard 24 + Int(h.count) * 24 <= r.remaining else {
-            throw .countInconsistentWithLength(offset: 0, count: Int(h.count), length: h.packetLength)
-        }
+        var (h, r) = try ReceptionReport.openReport(bytes, packetType: 200, fixedLength: 24)
         let fixed = try rtcp { () throws(ByteReaderError) in
             (try r.u32("SSRC"), try r.u64("NTP timestamp"), try r.u32("RTP timestamp"),
              try r.u32("packet count"), try r.u32("octet count"))
@@ -46,11 +44,8 @@ public struct SenderReport: Equatable, Sendable {
 
     /// The packet on the wire (first 31 report blocks; extension padded to 4 bytes).
     public func serialized() -> [UInt8] {
-        let blocks = reports.prefix(31)
-        var w = ByteWriter()
-        w.u32(ssrc); w.u64(ntpTimestamp); w.u32(rtpTimestamp); w.u32(packetCount); w.u32(octetCount)
-        for b in blocks { b.write(&w) }
-        w.append(padded4(profileExtension))
-        return rtcpPacket(count: UInt8(blocks.count), packetType: 200, body: w.bytes)
+        ReceptionReport.serializeReport(packetType: 200, reports: reports, profileExtension: profileExtension) { w in
+            w.u32(ssrc); w.u64(ntpTimestamp); w.u32(rtpTimestamp); w.u32(packetCount); w.u32(octetCount)
+        }
     }
 }

@@ -1,3 +1,5 @@
+import Bytes
+
 /// An RTCP source description (SDES), packet type 202 (RFC 3550 §6.5).
 public struct SourceDescription: Equatable, Sendable {
     /// One SDES item: type (1 CNAME, 2 NAME, … 8 PRIV) and its text bytes (at most 255).

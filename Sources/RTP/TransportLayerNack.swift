@@ -1,3 +1,5 @@
+import Bytes
+
 /// A generic NACK, RTPFB (packet type 205) FMT 1 (RFC 4585 §6.2.1).
 ///
 /// Each FCI entry is a pair: PID (a lost sequence number) and BLP, a bitmask
@@ -57,21 +59,18 @@ public struct TransportLayerNack: Equatable, Sendable {
     /// Parses one generic NACK. Throws ``RTCPError``: `.wrongPacketType` (not 205/FMT 1),
     /// `.lengthBeyondBuffer`, `.truncated` (shorter than the 12-byte minimum), `.badVersion`, `.badPadding`.
     public init(parsing bytes: [UInt8]) throws(RTCPError) {
-        var (h, r) = try RTCPHeader.open(bytes)
-        guard h.packetType == 205, h.count == 1 else { throw .wrongPacketType(offset: 1, packetType: h.packetType, format: h.count) }
-        let (s, m) = try rtcp { () throws(ByteReaderError) in (try r.u32("sender SSRC"), try r.u32("media SSRC")) }
+        var (h, r) = try FeedbackHeader.open(bytes, packetType: 205, format: 1)
         var pairs: [Pair] = []
         while r.remaining >= 4 {
             pairs.append(try rtcp { () throws(ByteReaderError) in Pair(packetID: try r.u16("PID"), lostPackets: try r.u16("BLP")) })
         }
-        self.init(senderSSRC: s, mediaSSRC: m, pairs: pairs)
+        self.init(senderSSRC: h.senderSSRC, mediaSSRC: h.mediaSSRC, pairs: pairs)
     }
 
     /// The packet on the wire.
     public func serialized() -> [UInt8] {
-        var w = ByteWriter()
-        w.u32(senderSSRC); w.u32(mediaSSRC)
-        for p in pairs { w.u16(p.packetID); w.u16(p.lostPackets) }
-        return rtcpPacket(count: 1, packetType: 205, body: w.bytes)
+        FeedbackHeader.serialize(format: 1, packetType: 205, senderSSRC: senderSSRC, mediaSSRC: mediaSSRC) { w in
+            for p in pairs { w.u16(p.packetID); w.u16(p.lostPackets) }
+        }
     }
 }

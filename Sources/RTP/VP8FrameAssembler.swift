@@ -1,3 +1,5 @@
+import Bytes
+
 /// The VP8 depayloader (RFC 7741 §4.4): turns the RTP packets of one SSRC, fed in
 /// arrival order, into whole VP8 frames in decode (sequence number) order, and reports
 /// the frames that could not be completed so the caller can send a PLI.
@@ -114,19 +116,14 @@ public struct VP8FrameAssembler: Sendable {
     }
 
     /// Running totals since creation.
-    public struct Counters: Equatable, Sendable {
-        /// Every packet passed to ``push(_:)``.
-        public var packetsReceived = 0
-        /// Packets whose sequence number had already been received.
-        public var duplicatePackets = 0
-        /// Packets that came after their sequence number was passed (their frame emitted or declared lost).
-        public var latePackets = 0
+    public struct Counters: Equatable, Sendable, ReorderCounted {
+        /// The reorder stage's counts: packets received, duplicate, late (after their
+        /// sequence number was passed: their frame emitted or declared lost) and from another SSRC.
+        public var reorder = ReorderCounts()
         /// Packets whose payload descriptor did not parse (RFC 7741 §4.2).
         public var malformedPackets = 0
         /// Packets with an empty payload (padding only), skipped.
         public var paddingPackets = 0
-        /// Packets with an SSRC other than the first one seen, ignored.
-        public var otherSSRCPackets = 0
         /// Packets that arrived in time but belonged to a frame that could not be completed.
         public var discardedPackets = 0
         /// Sequence numbers declared missing (never arrived in time).
@@ -167,13 +164,7 @@ public struct VP8FrameAssembler: Sendable {
     /// Running totals.
     public private(set) var counters = Counters()
 
-    private var unwrapper = SequenceUnwrapper()
-    private var ssrc: UInt32?
-    private var buffer = SequenceBuffer<Entry>()
-    private var cursor: Int64?
-    private var highest: Int64 = 0
-    private var started = false
-    private var consumedReceived = SequenceNumberSet()
+    private var reorderBuffer: ReorderBuffer<Entry>
     private var lostTimestamps: [UInt32] = []
     private var lastPictureID: VP8PictureID?
     private var lastFrameEnded = true
@@ -190,6 +181,7 @@ public struct VP8FrameAssembler: Sendable {
     /// waited for; `maximumFramePackets` (default 4096) bounds the size of one frame.
     public init(reorderWindow: Int = 64, reorderDelay: UInt32? = nil, maximumFramePackets: Int = 4096) {
         self.reorderWindow = max(1, reorderWindow)
+        reorderBuffer = ReorderBuffer(reorderWindow: reorderWindow)
         self.reorderDelay = reorderDelay
         self.maximumFramePackets = max(1, maximumFramePackets)
     }
@@ -197,50 +189,26 @@ public struct VP8FrameAssembler: Sendable {
     /// Takes one received RTP packet (after SRTP unprotect and parsing) and returns the
     /// frames and loss reports it makes ready, in decode order (often none).
     public mutating func push(_ packet: RTPPacket) -> [Event] {
-        counters.packetsReceived += 1
-        if let s = ssrc, s != packet.ssrc {
-            counters.otherSSRCPackets += 1
-            return []
-        }
-        ssrc = packet.ssrc
-        let seq = unwrapper.unwrap(packet.sequenceNumber)
-        if let c = cursor {
-            if seq < c {
-                if !started && c - seq < Int64(reorderWindow) {
-                    cursor = seq
-                } else {
-                    if consumedReceived.contains(seq) { counters.duplicatePackets += 1 } else { counters.latePackets += 1 }
-                    return []
-                }
-            }
-        } else {
-            cursor = seq
-            highest = seq
-            newestTimestamp = packet.timestamp
-        }
-        let kind: Kind
-        if packet.payload.isEmpty {
-            kind = .padding
-        } else if let (d, n) = try? VP8PayloadDescriptor.parse(packet.payload) {
-            kind = .media(d, descriptorLength: n)
-        } else {
-            kind = .malformed
-        }
-        let entry = Entry(timestamp: packet.timestamp, marker: packet.marker, payload: packet.payload, kind: kind)
-        guard buffer.insertIfAbsent(entry, for: seq) else {
-            counters.duplicatePackets += 1
-            return []
-        }
+        var kind = Kind.padding
+        guard let (_, isNewest) = reorderBuffer.admit(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber,
+                                                counters: &counters.reorder, entry: {
+            kind = Self.kind(of: packet.payload)
+            return Entry(timestamp: packet.timestamp, marker: packet.marker, payload: packet.payload, kind: kind)
+        }) else { return [] }
         switch kind {
         case .padding: counters.paddingPackets += 1
         case .malformed: counters.malformedPackets += 1
         case .media: break
         }
-        if seq > highest {
-            highest = seq
-            newestTimestamp = packet.timestamp
-        }
+        if isNewest { newestTimestamp = packet.timestamp }
         return drain(force: false)
+    }
+
+    /// What a payload is: empty (padding), VP8 with a descriptor that parses, or malformed.
+    private static func kind(of payload: [UInt8]) -> Kind {
+        if payload.isEmpty { return .padding }
+        if let (d, n) = try? VP8PayloadDescriptor.parse(payload) { return .media(d, descriptorLength: n) }
+        return .malformed
     }
 
     /// Ends the stream: emits every frame that is complete and reports everything else
@@ -254,27 +222,26 @@ public struct VP8FrameAssembler: Sendable {
 
     private mutating func drain(force: Bool) -> [Event] {
         var out: [Event] = []
-        outer: while let c = cursor, c <= highest {
-            guard let e = buffer[c] else {
-                if force || highest - c >= Int64(reorderWindow) || waitedTooLong(since: referenceTimestamp) {
-                    let overLimit = highest - c >= Int64(maximumFramePackets)
+        outer: while let c = reorderBuffer.cursor, c <= reorderBuffer.highest {
+            guard let e = reorderBuffer[c] else {
+                if force || reorderBuffer.isOverdue(c) || waitedTooLong(since: referenceTimestamp) {
+                    let overLimit = reorderBuffer.highest - c >= Int64(maximumFramePackets)
                     if abandon(from: c, force: force || overLimit) { continue outer }
                 }
                 break outer
             }
             if case .padding = e.kind {
-                consume(c)
-                cursor = c + 1
-                started = true
+                _ = reorderBuffer.consume(c)
+                reorderBuffer.advance(to: c + 1)
                 continue outer
             }
             if lostTimestamps.contains(e.timestamp) {
                 // A packet of a frame already reported lost; the holes before it were that frame's.
                 missingSinceLastFrame = false
-                consume(c)
+                _ = reorderBuffer.consume(c)
                 counters.latePackets += 1
                 if e.marker { lastFrameEnded = true }
-                cursor = c + 1
+                reorderBuffer.advance(to: c + 1)  // `started` is already true: only abandon(from:force:) records lost frames
                 continue outer
             }
             guard case let .media(d, _) = e.kind else {
@@ -283,17 +250,17 @@ public struct VP8FrameAssembler: Sendable {
             }
             if !d.isFrameStart {
                 // Before anything was consumed, an earlier packet may still arrive.
-                if !started && !force && highest - c < Int64(reorderWindow)
+                if !reorderBuffer.started && !force && !reorderBuffer.isOverdue(c)
                     && !waitedTooLong(since: e.timestamp) { break outer }
                 _ = abandon(from: c, force: force)
                 continue outer
             }
             var k = scanned.start == c ? scanned.next : c
             while true {
-                let tooLong = highest - c + 1 >= Int64(maximumFramePackets)
-                guard let ek = buffer[k] else {
-                    let giveUp = k <= highest
-                        && (highest - k >= Int64(reorderWindow) || waitedTooLong(since: e.timestamp))
+                let tooLong = reorderBuffer.highest - c + 1 >= Int64(maximumFramePackets)
+                guard let ek = reorderBuffer[k] else {
+                    let giveUp = k <= reorderBuffer.highest
+                        && (reorderBuffer.isOverdue(k) || waitedTooLong(since: e.timestamp))
                     if force || giveUp || tooLong { _ = abandon(from: c, force: force); continue outer }
                     break outer
                 }
@@ -314,10 +281,7 @@ public struct VP8FrameAssembler: Sendable {
             }
         }
         if !pendingLoss.frames.isEmpty { emitLoss(into: &out) }
-        if consumedReceived.count > 4 * max(1024, reorderWindow), let c = cursor {
-            let keep = c - Int64(2 * max(1024, reorderWindow))
-            consumedReceived.removeAll(below: keep)
-        }
+        reorderBuffer.trimConsumed()
         return out
     }
 
@@ -328,18 +292,12 @@ public struct VP8FrameAssembler: Sendable {
         return Int64(Int32(bitPattern: newestTimestamp &- reference)) > Int64(bound)
     }
 
-    private mutating func consume(_ seq: Int64) {
-        _ = buffer.removeValue(forKey: seq)
-        consumedReceived.insert(seq)
-    }
-
     /// Emits packets `first...last` (all present, checked by the caller) as one frame.
     private mutating func complete(_ first: Int64, _ last: Int64, descriptor: VP8PayloadDescriptor, into out: inout [Event]) {
         var data: [UInt8] = []
         var timestamp: UInt32 = 0
-        // Consumed as consume(_:) does, all at once: they are the oldest entries.
-        buffer.removeAll(in: first...last) { x, e in
-            consumedReceived.insert(x)
+        // Consumed all at once: they are the oldest entries.
+        reorderBuffer.consumeAll(in: first...last) { _, e in
             guard case let .media(_, n) = e.kind else { return }
             timestamp = e.timestamp
             data += e.payload[n...]
@@ -358,8 +316,7 @@ public struct VP8FrameAssembler: Sendable {
                                 firstSequenceNumber: UInt16(truncatingIfNeeded: first),
                                 lastSequenceNumber: UInt16(truncatingIfNeeded: last),
                                 packetCount: Int(last - first + 1))))
-        cursor = last + 1
-        started = true
+        reorderBuffer.advance(to: last + 1)
     }
 
     private mutating func emitLoss(into out: inout [Event]) {
@@ -374,15 +331,15 @@ public struct VP8FrameAssembler: Sendable {
     /// false, changing nothing, when that leaves nothing to give up yet.
     private mutating func abandon(from start: Int64, force: Bool) -> Bool {
         // The buffered packets from `start` on, in order (read here, not looked up one by one).
-        let entries = buffer.entries(from: start)
-        var end = highest + 1
+        let entries = reorderBuffer.entries(from: start)
+        var end = reorderBuffer.highest + 1
         for (x, e) in entries where x > start {
             if case let .media(d, _) = e.kind, d.isFrameStart, !lostTimestamps.contains(e.timestamp) {
                 end = x
                 break
             }
         }
-        if end == highest + 1 && !force, entries.first?.key != start || entries[0].value.timestamp != newestTimestamp,
+        if end == reorderBuffer.highest + 1 && !force, entries.first?.key != start || entries[0].value.timestamp != newestTimestamp,
            let n = entries.firstIndex(where: { $0.key > start && $0.value.timestamp == newestTimestamp }) {
             // The newest frame's packets begin at `newest`; its start may be missing or late.
             let newest = entries[n].key
@@ -392,9 +349,9 @@ public struct VP8FrameAssembler: Sendable {
                 end = before
             }
         }
-        // Everything before `end` is given up: consumed as consume(_:) does, all at once.
+        // Everything before `end` is given up: consumed all at once.
         guard end > start else { return false }
-        buffer.removeAll(in: start...end - 1) { x, _ in consumedReceived.insert(x) }
+        reorderBuffer.consumeAll(in: start...end - 1) { _, _ in }
         var next = start
         var groupTimestamp: UInt32?
         for (x, e) in entries where x < end {
@@ -439,8 +396,7 @@ public struct VP8FrameAssembler: Sendable {
             }
         }
         if end > next { recordMissing(next, end) }
-        cursor = end
-        started = true
+        reorderBuffer.advance(to: end)
         return true
     }
 

@@ -1,3 +1,5 @@
+import Bytes
+
 /// Splits encoded VP8 frames into RTP packets (RFC 7741 §4.1, §4.4, §5).
 ///
 /// Every packet carries a 4-byte payload descriptor: X = 1, I = 1 with a 15-bit

@@ -1,3 +1,4 @@
+import Bytes
 import Foundation
 import Testing
 import TestSupport
@@ -7,6 +8,14 @@ import TestSupport
 @Suite struct HostileFileTests {
     static func write(_ bytes: [UInt8], _ path: String) throws {
         try Data(bytes).write(to: URL(fileURLWithPath: path))
+    }
+
+    /// A 12-byte IVF frame header: `size` (bytes) and `timestamp` (file ticks), little-endian.
+    static func ivfFrameHeader(size: Int, timestamp: Int64) -> [UInt8] {
+        var w = ByteWriter(capacity: IVFHeader.frameHeaderSize)
+        w.u32le(UInt32(truncatingIfNeeded: size))
+        w.u64le(UInt64(bitPattern: timestamp))
+        return w.bytes
     }
 
     /// A valid VP8 IVF header (320x240, 1/90000, 1 frame).
@@ -26,9 +35,7 @@ import TestSupport
         #expect(throws: IVFError.badSignature(found: Array("RIFF".utf8))) { try IVFReader(path: p) }
 
         // A frame header declaring 1000 bytes with 10 present.
-        var frame = [UInt8]()
-        frame.mediaPutLE32(1000)
-        frame.mediaPutLE64(0)
+        let frame = Self.ivfFrameHeader(size: 1000, timestamp: 0)
         try Self.write(Self.ivfHeader + frame + [UInt8](repeating: 0x10, count: 10), p)
         let r = try IVFReader(path: p)
         #expect(throws: IVFError.frameBeyondEnd(index: 0, offset: 32, size: 1000, bytesLeft: 10)) { try r.next() }
@@ -36,9 +43,7 @@ import TestSupport
 
         // A whole first frame, then 5 bytes of the next frame header.
         let key: [UInt8] = [0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00]
-        var good = [UInt8]()
-        good.mediaPutLE32(UInt32(key.count))
-        good.mediaPutLE64(0)
+        let good = Self.ivfFrameHeader(size: key.count, timestamp: 0)
         try Self.write(Self.ivfHeader + good + key + [1, 2, 3, 4, 5], p)
         let r2 = try IVFReader(path: p)
         #expect(try r2.next()?.width == 320)
@@ -73,8 +78,7 @@ import TestSupport
         let key: [UInt8] = [0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00]
         var b = IVFHeader(width: 320, height: 240, timeBaseRate: rate, timeBaseScale: scale, frameCount: UInt32(timestamps.count)).bytes
         for t in timestamps {
-            b.mediaPutLE32(UInt32(key.count))
-            b.mediaPutLE64(UInt64(bitPattern: t))
+            b += Self.ivfFrameHeader(size: key.count, timestamp: t)
             b += key
         }
         return b
@@ -241,9 +245,7 @@ import TestSupport
         let dir = TestServices.temporaryDirectory("hostile-fuzz")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let key: [UInt8] = [0x10, 0x02, 0x00, 0x9d, 0x01, 0x2a, 0x40, 0x01, 0xf0, 0x00, 1, 2]
-        var frameHeader = [UInt8]()
-        frameHeader.mediaPutLE32(UInt32(key.count))
-        frameHeader.mediaPutLE64(3000)
+        let frameHeader = Self.ivfFrameHeader(size: key.count, timestamp: 3000)
         let ivf = Self.ivfHeader + frameHeader + key + frameHeader + key
         let y4m = Array("YUV4MPEG2 W4 H2 F30:1 Ip C420\nFRAME\n".utf8) + [UInt8](repeating: 5, count: 8)
             + Array("FRAME\n".utf8) + [UInt8](repeating: 6, count: 8)

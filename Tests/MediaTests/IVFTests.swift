@@ -95,7 +95,7 @@ extension Array where Element == UInt8 {
         try writer.close()
         #expect(throws: IVFError.closed(path: output)) { try writer.write(frames[0]) }
 
-        // Header field by field (IVF.swift documents the order).
+        // Header field by field (IVFHeader.swift documents the order).
         let b = MediaFileTool.bytes(output)
         try #require(b.count == 32 + frames.reduce(0) { $0 + 12 + $1.data.count })
         #expect(Array(b[0..<4]) == Array("DKIF".utf8))

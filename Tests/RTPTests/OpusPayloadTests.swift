@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import Bytes
 @testable import RTP
 
 /// The Opus RTP payload format (RFC 7587) and the TOC byte (RFC 6716 §3.1).

@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import Bytes
 @testable import RTP
 
 /// VP8 packetizer (RFC 7741 §4.4) and frame assembler: fragmentation, wrap-around,

@@ -1,5 +1,6 @@
 import Testing
 import TestSupport
+import Bytes
 @testable import RTP
 
 /// The VP8 payload descriptor (RFC 7741 §4.2) and payload header (RFC 6386 §9.1),

@@ -1,5 +1,6 @@
 // libFuzzer entry point for the RTP module's parsers. A crash here IS the finding:
 // each check traps with fatalError naming the property that broke.
+import Bytes
 import RTP
 
 /// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.

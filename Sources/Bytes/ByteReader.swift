@@ -1,3 +1,7 @@
+// ByteReader: a bounds-checked cursor over received bytes, and its error type
+// ByteReaderError. Big-endian reads are network byte order (RFC 3550 §4); the
+// little-endian ones serve RIFF/WAV, IVF and the Ogg Opus headers (RFC 7845 §5).
+
 /// A cursor over received bytes that every RTP/RTCP/STUN parser shares, so no
 /// parser does index arithmetic of its own. Multi-byte integers are network
 /// byte order (big-endian, RFC 3550 §4). Reading past the end throws, naming the
@@ -103,46 +107,11 @@ public enum ByteReaderError: Error, Equatable, CustomStringConvertible {
     /// `field` needed `wanted` bytes at byte `offset` but only `available` were left.
     case truncated(offset: Int, wanted: Int, available: Int, field: String)
 
+    /// One line naming the field, the byte offset and the bytes wanted and left.
     public var description: String {
         switch self {
         case let .truncated(offset, wanted, available, field):
             return "truncated \(field) at byte \(offset): wanted \(wanted) bytes, \(available) left"
         }
     }
-}
-
-/// Builds bytes in network byte order; the writing twin of ``ByteReader``.
-public struct ByteWriter {
-    /// The bytes written so far.
-    public private(set) var bytes: [UInt8] = []
-
-    /// An empty writer; `capacity` reserves room in bytes.
-    public init(capacity: Int = 0) { bytes.reserveCapacity(capacity) }
-
-    /// Appends one byte.
-    public mutating func u8(_ v: UInt8) { bytes.append(v) }
-    // The integers are appended a byte at a time: `bytes += [a, b]` allocated a
-    // temporary array per call (the VP8 descriptor's PictureID, every RTP header).
-    /// Appends a 16-bit big-endian integer.
-    public mutating func u16(_ v: UInt16) {
-        bytes.append(UInt8(truncatingIfNeeded: v >> 8))
-        bytes.append(UInt8(truncatingIfNeeded: v))
-    }
-    /// Appends the low 24 bits of `v`, big-endian.
-    public mutating func u24(_ v: UInt32) {
-        bytes.append(UInt8(truncatingIfNeeded: v >> 16))
-        u16(UInt16(truncatingIfNeeded: v))
-    }
-    /// Appends a 32-bit big-endian integer.
-    public mutating func u32(_ v: UInt32) {
-        u16(UInt16(truncatingIfNeeded: v >> 16))
-        u16(UInt16(truncatingIfNeeded: v))
-    }
-    /// Appends a 64-bit big-endian integer.
-    public mutating func u64(_ v: UInt64) {
-        u32(UInt32(truncatingIfNeeded: v >> 32))
-        u32(UInt32(truncatingIfNeeded: v))
-    }
-    /// Appends raw bytes.
-    public mutating func append(_ b: [UInt8]) { bytes += b }
 }

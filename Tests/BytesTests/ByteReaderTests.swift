@@ -1,5 +1,5 @@
 import Testing
-@testable import RTP
+import Bytes
 
 @Suite struct ByteReaderTests {
     /// A 12-byte RTP header (RFC 3550 §5.1): V=2, PT=111, seq=0x1234, ts=0xDEADBEEF, ssrc=0x01020304.

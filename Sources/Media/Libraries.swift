@@ -1,3 +1,4 @@
+// Libraries: facts about this module's codec and container libraries (libvpx, libopus, libogg versions).
 import COgg
 import COpus
 import CVPX

@@ -1,3 +1,4 @@
+// MediaPacer: items (video frames, audio blocks) delivered in real time by their media timestamps, on absolute deadlines.
 import Dispatch
 import Foundation
 

@@ -1,3 +1,4 @@
+// MediaSource: what video and audio sources are and yield (raw frames, VP8 frames already encoded, PCM blocks).
 import Dispatch
 
 /// What a video source yields: raw frames to encode, or VP8 frames already

@@ -1,3 +1,4 @@
+// OpusDecoder: an Opus decoder over libopus (RFC 6716) at 48 kHz, with packet-loss concealment.
 import COpus
 import Synchronization
 

@@ -1,3 +1,4 @@
+// OpusEncoder: an Opus encoder over libopus (RFC 6716) at 48 kHz, with in-band FEC.
 import COpus
 import Synchronization
 

@@ -1,3 +1,4 @@
+// SyntheticSources: the synthetic video source (TestPattern frames of any size and rate) and the audio tone source.
 import Foundation
 
 /// The synthetic video source: ``TestPattern`` frames of any size and rate with

@@ -1,3 +1,4 @@
+// ToneGenerator: a sine-tone audio source, 16-bit PCM at 48 kHz, mono or stereo.
 import Foundation
 
 /// A sine-tone source: 16-bit PCM at 48 kHz, mono or stereo (the same signal in both

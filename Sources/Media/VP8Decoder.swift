@@ -1,3 +1,4 @@
+// VP8Decoder: a VP8 decoder over libvpx (RFC 6386) and the frames it decodes.
 import CVPX
 import Bytes
 import Synchronization

@@ -1,3 +1,4 @@
+// VP8Encoder: a VP8 encoder over libvpx (RFC 6386) in real-time CBR mode, with key frames on request.
 import CVPX
 import Bytes
 import Synchronization

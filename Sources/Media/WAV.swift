@@ -1,3 +1,4 @@
+// WAV: the RIFF WAVE reader and writer for 16-bit PCM (a source and a sink).
 import Foundation
 import Bytes
 #if canImport(Glibc)

@@ -1,3 +1,4 @@
+// Y4M: the YUV4MPEG2 reader (I420 frames of a .y4m file, a video source).
 import Foundation
 #if canImport(Glibc)
 import Glibc

@@ -1,3 +1,4 @@
+// FullIntraRequest: FIR, PSFB FMT 4, with its SSRC and sequence-number entries (RFC 5104 §4.3.1).
 import Bytes
 
 /// A full intra request, PSFB (packet type 206) FMT 4 (RFC 5104 §4.3.1).

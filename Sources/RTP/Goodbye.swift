@@ -1,3 +1,4 @@
+// Goodbye: the RTCP BYE, packet type 203, with an optional reason (RFC 3550 §6.6).
 import Bytes
 
 /// An RTCP BYE, packet type 203 (RFC 3550 §6.6).

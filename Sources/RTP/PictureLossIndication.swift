@@ -1,3 +1,4 @@
+// PictureLossIndication: PLI, PSFB FMT 1 (RFC 4585 §6.3.1).
 import Bytes
 
 /// A picture loss indication, PSFB (packet type 206) FMT 1 (RFC 4585 §6.3.1):

@@ -1,3 +1,4 @@
+// RTCPHeader: the common RTCP header and the errors of parsing RTCP (RFC 3550 §6.4.1, §6).
 import Bytes
 
 /// Errors from parsing RTCP (RFC 3550 §6). Offsets are bytes from the start of

@@ -1,3 +1,4 @@
+// RTCPPacket: one RTCP packet of any supported type and compound packets (RFC 3550 §6, RFC 4585, RFC 5104, REMB).
 import Bytes
 
 /// One RTCP packet of any supported type (RFC 3550 §6, RFC 4585, RFC 5104, REMB).

@@ -1,3 +1,4 @@
+// RTPError: errors from parsing an RTP packet, each naming the field and offset (RFC 3550 §5.1, RFC 8285).
 import Bytes
 
 /// Errors from parsing an RTP packet (RFC 3550 §5.1, RFC 8285). Every case names

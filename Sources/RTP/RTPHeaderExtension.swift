@@ -1,3 +1,4 @@
+// RTPHeaderExtension: RTP header extensions in the one-byte and two-byte forms (RFC 8285 §4).
 import Bytes
 
 /// One RFC 8285 header extension element: a local identifier and its data bytes.

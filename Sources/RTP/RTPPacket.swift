@@ -1,3 +1,4 @@
+// RTPPacket: an RTP packet parsed and serialized — CSRCs, header extension, padding (RFC 3550 §5.1, §5.3.1; RFC 8285).
 import Bytes
 
 /// An RTP packet (RFC 3550 §5.1) with CSRCs, an optional header extension

@@ -1,3 +1,4 @@
+// ReceiverEstimatedMaxBitrate: REMB, PSFB FMT 15 with the "REMB" identifier (draft-alvestrand-rmcat-remb-03).
 import Bytes
 
 /// Receiver Estimated Maximum Bitrate, PSFB (packet type 206) FMT 15 with the

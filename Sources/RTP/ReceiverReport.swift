@@ -1,3 +1,4 @@
+// ReceiverReport: the RTCP receiver report, packet type 201 (RFC 3550 §6.4.2).
 import Bytes
 
 /// An RTCP receiver report, packet type 201 (RFC 3550 §6.4.2).

@@ -1,3 +1,4 @@
+// ReceptionReport: one 24-byte report block of an SR or RR, and the SR/RR layout they share (RFC 3550 §6.4.1).
 import Bytes
 
 /// One report block of an SR or RR (RFC 3550 §6.4.1), 24 bytes on the wire.

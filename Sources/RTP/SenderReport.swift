@@ -1,3 +1,4 @@
+// SenderReport: the RTCP sender report, packet type 200 (RFC 3550 §6.4.1).
 import Bytes
 
 /// An RTCP sender report, packet type 200 (RFC 3550 §6.4.1).

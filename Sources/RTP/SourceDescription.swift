@@ -1,3 +1,4 @@
+// SourceDescription: the RTCP SDES packet, packet type 202, with CNAME items (RFC 3550 §6.5).
 import Bytes
 
 /// An RTCP source description (SDES), packet type 202 (RFC 3550 §6.5).

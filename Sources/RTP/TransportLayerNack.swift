@@ -1,3 +1,4 @@
+// TransportLayerNack: the generic NACK, RTPFB FMT 1, with its PID/BLP pairs (RFC 4585 §6.2.1).
 import Bytes
 
 /// A generic NACK, RTPFB (packet type 205) FMT 1 (RFC 4585 §6.2.1).

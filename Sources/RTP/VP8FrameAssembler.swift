@@ -1,3 +1,4 @@
+// VP8FrameAssembler: the VP8 depayloader — RTP packets of one SSRC to whole frames in decode order, with loss and key-frame tracking (RFC 7741 §4.4).
 import Bytes
 
 /// The VP8 depayloader (RFC 7741 §4.4): turns the RTP packets of one SSRC, fed in

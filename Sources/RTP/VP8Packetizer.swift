@@ -1,3 +1,4 @@
+// VP8Packetizer: encoded VP8 frames split into RTP packets with 15-bit PictureIDs (RFC 7741 §4.1, §4.4, §5).
 import Bytes
 
 /// Splits encoded VP8 frames into RTP packets (RFC 7741 §4.1, §4.4, §5).

@@ -1,3 +1,4 @@
+// VP8PayloadDescriptor: the VP8 payload descriptor at the start of every VP8 RTP payload — X, N, S, PID, PictureID, TL0PICIDX, TID, KEYIDX (RFC 7741 §4.2).
 import Bytes
 
 /// The VP8 payload descriptor (RFC 7741 §4.2): the 1–6 bytes at the start of every

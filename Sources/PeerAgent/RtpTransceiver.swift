@@ -2,16 +2,16 @@
 import Foundation
 import Media
 import SDP
+import Synchronization
 
 /// W3C `RTCRtpTransceiver`: one m-section's sender and receiver.
-public final class RtpTransceiver: @unchecked Sendable {
+public final class RtpTransceiver: Sendable {
     /// `.audio` or `.video`.
     public let kind: MediaKind
     /// The direction we asked for.
     public let direction: Direction
-    private let lock = NSLock()
-    private var _mid: String?
-    private var _currentDirection: Direction?
+    /// The negotiated mid and direction (set by negotiation, read from any thread).
+    private let negotiated = Mutex<(mid: String?, currentDirection: Direction?)>((nil, nil))
     let sender: RtpSender
     let receiver: RtpReceiver
 
@@ -25,13 +25,13 @@ public final class RtpTransceiver: @unchecked Sendable {
 
     /// The negotiated mid; nil before negotiation.
     public internal(set) var mid: String? {
-        get { lock.withLock { _mid } }
-        set { lock.withLock { _mid = newValue } }
+        get { negotiated.withLock { $0.mid } }
+        set { negotiated.withLock { $0.mid = newValue } }
     }
     /// The negotiated direction from our side; nil before negotiation, `.inactive` when rejected.
     public internal(set) var currentDirection: Direction? {
-        get { lock.withLock { _currentDirection } }
-        set { lock.withLock { _currentDirection = newValue } }
+        get { negotiated.withLock { $0.currentDirection } }
+        set { negotiated.withLock { $0.currentDirection = newValue } }
     }
     /// The SSRC we send with.
     public var ssrc: UInt32 { sender.ssrc }

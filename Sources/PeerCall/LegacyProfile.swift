@@ -39,20 +39,12 @@ struct LegacyProfile: SignalingProfile {
         switch name {
         case topic("offer"):
             guard !offers else { return .ignored }  // the offerer ignores offers (its own included)
-            guard let arg = event.args.first else { throw Signaling.PayloadError(reason: "offer without arguments") }
-            let offer = try Signaling.description(from: arg)
-            guard offer.type == .offer else {
-                throw Signaling.PayloadError(reason: "description of type \(offer.type.rawValue) on the offer topic")
-            }
-            return .offer(offer, from: peer)
+            return .offer(try Self.description(event.args.first, of: .offer, missing: "offer without arguments",
+                                               place: "on the offer topic"), from: peer)
         case topic("answer"):
             guard offers else { return .ignored }  // the answerer ignores answers
-            guard let arg = event.args.first else { throw Signaling.PayloadError(reason: "answer without arguments") }
-            let answer = try Signaling.description(from: arg)
-            guard answer.type == .answer else {
-                throw Signaling.PayloadError(reason: "description of type \(answer.type.rawValue) on the answer topic")
-            }
-            return .answer(answer, from: peer)
+            return .answer(try Self.description(event.args.first, of: .answer, missing: "answer without arguments",
+                                                place: "on the answer topic"), from: peer)
         case topic("candidate"):
             guard let arg = event.args.first else { throw Signaling.PayloadError(reason: "candidate without arguments") }
             return .candidate(try Signaling.candidate(from: arg), from: peer)

@@ -40,19 +40,11 @@ struct RoomProfile: SignalingProfile {
         case roomTopic("close"):
             return .hangUp(from: from)
         case userTopic(user, "offer"):
-            guard event.args.count >= 2 else { throw Signaling.PayloadError(reason: "offer without a description argument") }
-            let offer = try Signaling.description(from: event.args[1])
-            guard offer.type == .offer else {
-                throw Signaling.PayloadError(reason: "description of type \(offer.type.rawValue) from \(from)")
-            }
-            return .offer(offer, from: from)
+            return .offer(try Self.description(event.args.dropFirst().first, of: .offer, missing: "offer without a description argument",
+                                               place: "from \(from)"), from: from)
         case userTopic(user, "answer"):
-            guard event.args.count >= 2 else { throw Signaling.PayloadError(reason: "answer without a description argument") }
-            let answer = try Signaling.description(from: event.args[1])
-            guard answer.type == .answer else {
-                throw Signaling.PayloadError(reason: "description of type \(answer.type.rawValue) on the answer topic")
-            }
-            return .answer(answer, from: from)
+            return .answer(try Self.description(event.args.dropFirst().first, of: .answer, missing: "answer without a description argument",
+                                                place: "on the answer topic"), from: from)
         case userTopic(user, "candidate"):
             guard event.args.count >= 2 else { throw Signaling.PayloadError(reason: "candidate without a candidate argument") }
             return .candidate(try Signaling.candidate(from: event.args[1]), from: from)

@@ -79,3 +79,19 @@ protocol SignalingProfile: Sendable {
     func repeatedOffer(from peer: String, identity: String?, taken: String?, haveAnswer: Bool, weOffered: Bool,
                        answered: Bool) -> RepeatedOffer
 }
+
+extension SignalingProfile {
+    /// The session description of `type` in the argument `value`.
+    /// - Throws: ``Signaling/PayloadError``: `missing` when there is no such argument, the
+    ///   payload's own error when it is no description, and "description of type … `place`"
+    ///   when it is of the other type.
+    static func description(_ value: JSONValue?, of type: SdpType, missing: String,
+                            place: String) throws(Signaling.PayloadError) -> SessionDescriptionInit {
+        guard let value else { throw Signaling.PayloadError(reason: missing) }
+        let description = try Signaling.description(from: value)
+        guard description.type == type else {
+            throw Signaling.PayloadError(reason: "description of type \(description.type.rawValue) \(place)")
+        }
+        return description
+    }
+}

@@ -13,15 +13,25 @@ import Synchronization
 ///
 /// Threading: ``receive(_:)`` is called on the event-loop thread (where ICE
 /// delivers datagrams) and `onRTP`/`onRTCP`/`onState` run there. ``sendRTP(_:)``
-/// and ``sendRTCP(_:)`` may be called from any thread (libsrtp sessions lock, and
-/// `send` must be thread-safe, as libnice's is). Each piece of state is behind its own
-/// `Mutex`, none held while calling out.
+/// and ``sendRTCP(_:)`` may be called from any thread: they protect on the caller's
+/// thread (libsrtp sessions lock) and `send` always runs on the loop thread — from another
+/// thread the datagram joins a bounded queue (``maximumQueuedDatagrams``) that one
+/// queued closure drains on the loop. So the loop thread is the only one inside libnice,
+/// and it never waits for libnice's agent lock held by a sender thread that the scheduler
+/// has put aside (that wait was the loop's longest delay during a 720p call). Each piece
+/// of state is behind its own `Mutex`, none held while calling out.
 public final class DtlsSrtpTransport: Sendable {
     /// The DTLS handshake (nil until ``start(role:remoteFingerprints:)``) and the DTLS
     /// records that arrived before it (at most 16, fed to it at start).
     private let dtls = Mutex<(transport: DTLSTransport?, early: [[UInt8]])>((nil, []))
     private let sessions = Mutex<(outbound: SRTPSession, inbound: SRTPSession)?>(nil)
     private let counters = Mutex(TransportCounters())
+    /// Protected datagrams from other threads waiting for the loop thread, and whether a
+    /// drain is queued there.
+    private let outbound = Mutex<(datagrams: [[UInt8]], drainQueued: Bool)>(([], false))
+    /// Most protected datagrams waiting for the loop thread (about 2.4 MB of 1,200-byte
+    /// packets, several seconds of video); more are dropped and counted in `sendFailures`.
+    public static let maximumQueuedDatagrams = 2_048
     private let send: @Sendable ([UInt8]) -> Bool
     private let certificate: Certificate
     private let loop: EventLoop
@@ -139,32 +149,66 @@ public final class DtlsSrtpTransport: Sendable {
         }
     }
 
-    /// Protects and sends one RTP packet; false before DTLS is connected, after close,
-    /// or when protecting or sending failed (counted). Any thread.
+    /// Protects one RTP packet and sends it (on the loop thread: at once; from another
+    /// thread: queued for the loop, in order). False before DTLS is connected, after close,
+    /// when protecting failed, or when the datagram could not be sent or queued (counted).
     @discardableResult
     public func sendRTP(_ rtp: [UInt8]) -> Bool {
-        guard let outbound = sessions.withLock({ $0?.outbound }) else { return false }
-        guard let srtp = try? outbound.protect(rtp: rtp) else {
+        guard let session = sessions.withLock({ $0?.outbound }) else { return false }
+        guard let srtp = try? session.protect(rtp: rtp) else {
             counters.withLock { $0.srtpFailures += 1 }
             return false
         }
-        return sendRaw(srtp)
+        return sendFromAnyThread(srtp)
     }
 
-    /// Protects and sends one RTCP compound packet; false as for ``sendRTP(_:)``.
+    /// Protects one RTCP compound packet and sends it; false as for ``sendRTP(_:)``.
     @discardableResult
     public func sendRTCP(_ rtcp: [UInt8]) -> Bool {
-        guard let outbound = sessions.withLock({ $0?.outbound }) else { return false }
-        guard let srtcp = try? outbound.protectRTCP(rtcp) else {
+        guard let session = sessions.withLock({ $0?.outbound }) else { return false }
+        guard let srtcp = try? session.protectRTCP(rtcp) else {
             counters.withLock { $0.srtpFailures += 1 }
             return false
         }
-        return sendRaw(srtcp)
+        return sendFromAnyThread(srtcp)
     }
 
-    /// Sends close_notify and drops the SRTP keys (keeping the inbound session's
-    /// counters for the final stats). Idempotent.
+    /// Sends `datagram` now on the loop thread; from another thread queues it for the loop
+    /// (one drain queued at a time). False when it was not sent or the queue is full.
+    private func sendFromAnyThread(_ datagram: [UInt8]) -> Bool {
+        if loop.isCurrent { return sendRaw(datagram) }
+        let (taken, queueDrain) = outbound.withLock { q -> (Bool, Bool) in
+            guard q.datagrams.count < Self.maximumQueuedDatagrams else { return (false, false) }
+            q.datagrams.append(datagram)
+            defer { q.drainQueued = true }
+            return (true, !q.drainQueued)
+        }
+        guard taken else {
+            counters.withLock { $0.sendFailures += 1 }
+            return false
+        }
+        if queueDrain, !loop.async({ [weak self] in self?.drainOutbound() }) {
+            outbound.withLock { $0 = ([], false) }  // the loop is stopped: nothing will send them
+            return false
+        }
+        return true
+    }
+
+    /// Sends what other threads queued, in order (loop thread).
+    private func drainOutbound() {
+        let datagrams = outbound.withLock { q -> [[UInt8]] in
+            defer { q = ([], false) }
+            return q.datagrams
+        }
+        for datagram in datagrams { sendRaw(datagram) }
+    }
+
+    /// Sends what is still queued for the loop thread, then close_notify, and drops the
+    /// SRTP keys (keeping the inbound session's counters for the final stats). Waits for
+    /// the loop thread (never call it from a thread the loop waits on). Idempotent.
     public func close() {
+        // What other threads queued (the last media, our BYE) goes out before close_notify.
+        loop.sync { drainOutbound() }
         handshake?.close()
         if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
             let final = inbound.counters

@@ -2,6 +2,7 @@
 // walks the arguments, reads option values and the values several commands share
 // (--bitrate, --video), and words every refusal alike, exiting 2.
 import PeerAgent
+import PeerCall
 
 /// Reads one subcommand's arguments option by option. Every refusal goes to stderr as
 /// `peer: <command>: <message>` and exits 2 (``fail(_:)``); a refused value reads

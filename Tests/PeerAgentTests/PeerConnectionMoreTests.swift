@@ -45,11 +45,11 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         let pair = try ConnectedPair()
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
         let ssrcs = pair.a.allTransceivers.map(\.ssrc)
         #expect(ssrcs.count == 2)
         // Let the first report go out, then count over 3.5 s.
-        #expect(await pair.wait(3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["SR:\($0)"] ?? 0) >= 1 } })
+        #expect(await eventually(within: 3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["SR:\($0)"] ?? 0) >= 1 } })
         let before = pair.b.receivedRTCPCounts()
         try await Task.sleep(nanoseconds: 3_500_000_000)
         let after = pair.b.receivedRTCPCounts()
@@ -64,7 +64,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(after["compoundWithCNAME"] == compounds, "\(after["compoundWithCNAME"] ?? 0) of \(compounds) compounds carry a CNAME")
         #expect((after["BYE"] ?? 0) == 0)
         pair.a.close()
-        #expect(await pair.wait(3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["BYE:\($0)"] ?? 0) >= 1 } })
+        #expect(await eventually(within: 3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["BYE:\($0)"] ?? 0) >= 1 } })
         let final = pair.b.receivedRTCPCounts()
         print("after A's close B received BYE × \(final["BYE"] ?? 0) naming \(final.keys.filter { $0.hasPrefix("BYE:") }.sorted()); our SSRCs \(ssrcs)")
         #expect(final["compoundWithCNAME"] == final["compound"], "the BYE compound carries a CNAME too")
@@ -76,9 +76,9 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         let pair = try ConnectedPair()
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
         let (va, vb) = try #require(pair.video)
-        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
         let log = KeyframeLog()
         log.install(on: va.sender)
         try await Task.sleep(nanoseconds: 300_000_000)
@@ -86,7 +86,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
 
         let first = monotonicMs()
         va.sender.fullIntraRequest(sequenceNumber: 7)
-        #expect(await pair.wait(2) { !log.keyframes(since: first).isEmpty })
+        #expect(await eventually(within: 2) { !log.keyframes(since: first).isEmpty })
         let delay = log.keyframes(since: first).first.map { $0 - first }
         try await Task.sleep(nanoseconds: 300_000_000)
 
@@ -101,13 +101,13 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
 
         let next = monotonicMs()
         va.sender.fullIntraRequest(sequenceNumber: 8)
-        #expect(await pair.wait(2) { !log.keyframes(since: next).isEmpty })
+        #expect(await eventually(within: 2) { !log.keyframes(since: next).isEmpty })
         print("FIR #7 → key frame after \(delay.map { "\($0)" } ?? "-") ms; repeated #7 → \(afterRepeat.count) key frames in 1 s "
             + "(\(framesAfterRepeat) frames sent so far); FIR #8 → \(log.keyframes(since: next).count) key frame(s)")
         #expect((delay ?? 1000) <= 100)
         #expect(afterRepeat.count <= plisDuring, "a repeated FIR (same sequence number) produced \(afterRepeat.count) key frames (\(plisDuring) PLIs meanwhile)")
         #expect(va.sender.snapshot().firCount == 3)
-        #expect(await pair.wait(2) { (vb.receiver.snapshot().keyFramesDecoded ?? 0) >= 3 })
+        #expect(await eventually(within: 2) { (vb.receiver.snapshot().keyFramesDecoded ?? 0) >= 3 })
     }
 
     /// Every RTP packet of one video frame dropped at B (retransmissions too): B counts the
@@ -137,9 +137,9 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         })
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
         let (va, vb) = try #require(pair.video)
-        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
         // Counted from here: a frame lost at start-up (seen once in a full serial run: the
         // first packets racing the receiver's set-up) must not fake the loss below.
         let before = vb.receiver.snapshot()
@@ -151,7 +151,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         log.install(on: va.sender)
         let armedAt = monotonicMs()
         dropper.lock.withLock { dropper.armed = true }
-        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesDropped ?? 0) > (before.framesDropped ?? 0) && !log.keyframes(since: armedAt).isEmpty })
+        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesDropped ?? 0) > (before.framesDropped ?? 0) && !log.keyframes(since: armedAt).isEmpty })
         try await Task.sleep(nanoseconds: 500_000_000)
         let inbound = vb.receiver.snapshot()
         let (dropped, target) = dropper.lock.withLock { (dropper.dropped, dropper.target) }
@@ -177,11 +177,11 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         })
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
         let answer = try #require(pair.b.localDescription).sdp
         let video = mediaSection("video", in: answer)
         #expect(video.contains("a=recvonly"), "answer video section: \(video.filter { $0.hasPrefix("a=s") || $0.hasPrefix("a=r") })")
-        #expect(await pair.wait(5) { (pair.b.getStats().inbound("video")?.framesDecoded ?? 0) > 20 })
+        #expect(await eventually(within: 5) { (pair.b.getStats().inbound("video")?.framesDecoded ?? 0) > 20 })
         try await Task.sleep(nanoseconds: 500_000_000)
         let sa = pair.a.getStats(), sb = pair.b.getStats()
         print("recvonly: B inbound video \(sb.inbound("video")?.framesDecoded ?? -1) frames decoded; B outbound video \(sb.outbound("video").map { "\($0.packetsSent) packets" } ?? "none"); "
@@ -206,7 +206,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         let pair = try ConnectedPair(tracksA: tracks, tracksB: tracks)
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
         #expect(mediaSection("video", in: try #require(pair.b.localDescription).sdp).contains("a=inactive"))
         #expect(mediaSection("audio", in: try #require(pair.b.localDescription).sdp).contains("a=inactive"))
         try await Task.sleep(nanoseconds: 2_000_000_000)
@@ -232,8 +232,8 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(offer.sdp.contains("urn:ietf:params:rtp-hdrext:sdes:mid"), "the offer has the extension to strip")
         try pair.negotiate(editOffer: strip, editAnswer: strip)
         #expect(try #require(pair.b.localDescription).sdp.contains("sdes:mid") == false, "B's answer does not offer it back")
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
-        #expect(await pair.wait(5) {
+        #expect(await pair.connected())
+        #expect(await eventually(within: 5) {
             [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 && ($0.getStats().inbound("audio")?.packetsReceived ?? 0) > 20 }
         })
         let (va, vb) = try #require(pair.video)
@@ -260,8 +260,8 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         }
         try pair.negotiate(editOffer: strip, editAnswer: strip)
         #expect(try #require(pair.b.remoteDescription).sdp.contains("a=ssrc") == false)
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
-        let flowed = await pair.wait(5) {
+        #expect(await pair.connected())
+        let flowed = await eventually(within: 5) {
             [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 && ($0.getStats().inbound("audio")?.packetsReceived ?? 0) > 20 }
         }
         for (name, pc) in [("a", pair.a), ("b", pair.b)] {
@@ -288,9 +288,9 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         })
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
         let (va, vb) = try #require(pair.video)
-        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesDecoded ?? 0) >= 30 })
+        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesDecoded ?? 0) >= 30 })
         let inbound = vb.receiver.snapshot()
         print("first video packet lost: framesDropped \(inbound.framesDropped ?? -1), pliCount \(inbound.pliCount ?? -1), "
             + "framesDecoded \(inbound.framesDecoded ?? 0), sender keyFramesEncoded \(va.sender.snapshot().keyFramesEncoded ?? 0)")
@@ -312,9 +312,9 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         let server = try IceServer(turn, username: s.turn_user, password: s.turn_password)
         let pair = try ConnectedPair(configure: { $0.iceServers = [server]; $0.iceTransportPolicy = .relay })
         try pair.negotiate()
-        let connected = await pair.wait(15) { pair.a.connectionState == .connected && pair.b.connectionState == .connected }
+        let connected = await pair.connected(within: 15)
         #expect(connected, "a \(pair.a.connectionState) \(pair.a.failureReason ?? ""), b \(pair.b.connectionState) \(pair.b.failureReason ?? "")")
-        #expect(await pair.wait(8) { [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 } })
+        #expect(await eventually(within: 8) { [pair.a, pair.b].allSatisfy { ($0.getStats().inbound("video")?.framesDecoded ?? 0) > 20 } })
         for (name, pc) in [("a", pair.a), ("b", pair.b)] {
             let stats = pc.getStats()
             let selected = try #require(stats.candidatePairs.first { $0.id == stats.transports.first?.selectedCandidatePairId })
@@ -329,7 +329,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         #expect(count("ALLOCATE processed, success") - allocationsBefore >= 2)
         pair.close()
         // A released allocation: a Refresh with lifetime 0 (RFC 8656 §8), which coturn logs.
-        let released = await pair.wait(5) { count("lifetime=0") - deletedBefore >= 2 }
+        let released = await eventually(within: 5) { count("lifetime=0") - deletedBefore >= 2 }
         print("coturn: \(count("ALLOCATE processed, success") - allocationsBefore) allocations, \(count("lifetime=0") - deletedBefore) refreshes with lifetime 0 after close")
         #expect(released, "coturn's log shows no release of the two allocations")
     }
@@ -351,7 +351,7 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
                 line.hasPrefix("a=fingerprint:sha-256 ") ? "a=fingerprint:sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":") : line
             }.joined(separator: "\r\n")
         })
-        #expect(await pair.wait(8) { pair.a.connectionState == .failed && pair.b.connectionState == .failed })
+        #expect(await eventually(within: 8) { pair.a.connectionState == .failed && pair.b.connectionState == .failed })
         var ports: [Int] = []
         for pc in [pair.a, pair.b] {
             ports += pc.getStats().candidates.filter { $0.type == "local-candidate" }.map(\.port)

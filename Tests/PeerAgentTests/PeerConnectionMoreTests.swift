@@ -49,25 +49,27 @@ func mediaSection(_ kind: String, in sdp: String) -> [String] {
         let ssrcs = pair.a.allTransceivers.map(\.ssrc)
         #expect(ssrcs.count == 2)
         // Let the first report go out, then count over 3.5 s.
-        #expect(await eventually(within: 3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["SR:\($0)"] ?? 0) >= 1 } })
+        #expect(await eventually(within: 3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts().senderReportsBySSRC[$0] ?? 0) >= 1 } })
         let before = pair.b.receivedRTCPCounts()
         try await Task.sleep(nanoseconds: 3_500_000_000)
         let after = pair.b.receivedRTCPCounts()
-        print("RTCP received by B in 3.5 s: \(after.filter { !$0.key.contains(":") }.map { "\($0.key)=\($0.value - (before[$0.key] ?? 0))" }.sorted())")
+        print("RTCP received by B in 3.5 s: SR \(after.senderReports - before.senderReports), RR \(after.receiverReports - before.receiverReports), "
+            + "SDES \(after.sourceDescriptions - before.sourceDescriptions), PLI \(after.pictureLossIndications - before.pictureLossIndications), "
+            + "NACK \(after.nacks - before.nacks), compounds \(after.compounds - before.compounds)")
         for ssrc in ssrcs {
-            let srs = (after["SR:\(ssrc)"] ?? 0) - (before["SR:\(ssrc)"] ?? 0)
+            let srs = (after.senderReportsBySSRC[ssrc] ?? 0) - (before.senderReportsBySSRC[ssrc] ?? 0)
             print("SRs for SSRC \(ssrc) in 3.5 s: \(srs)")
             #expect((2...6).contains(srs), "SSRC \(ssrc): \(srs) sender reports in 3.5 s")
         }
-        let compounds = after["compound"] ?? 0
+        let compounds = after.compounds
         #expect(compounds > 0)
-        #expect(after["compoundWithCNAME"] == compounds, "\(after["compoundWithCNAME"] ?? 0) of \(compounds) compounds carry a CNAME")
-        #expect((after["BYE"] ?? 0) == 0)
+        #expect(after.compoundsWithCNAME == compounds, "\(after.compoundsWithCNAME) of \(compounds) compounds carry a CNAME")
+        #expect(after.goodbyes == 0)
         pair.a.close()
-        #expect(await eventually(within: 3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts()["BYE:\($0)"] ?? 0) >= 1 } })
+        #expect(await eventually(within: 3) { ssrcs.allSatisfy { (pair.b.receivedRTCPCounts().goodbyesBySSRC[$0] ?? 0) >= 1 } })
         let final = pair.b.receivedRTCPCounts()
-        print("after A's close B received BYE × \(final["BYE"] ?? 0) naming \(final.keys.filter { $0.hasPrefix("BYE:") }.sorted()); our SSRCs \(ssrcs)")
-        #expect(final["compoundWithCNAME"] == final["compound"], "the BYE compound carries a CNAME too")
+        print("after A's close B received BYE × \(final.goodbyes) naming \(final.goodbyesBySSRC.keys.sorted()); our SSRCs \(ssrcs)")
+        #expect(final.compoundsWithCNAME == final.compounds, "the BYE compound carries a CNAME too")
     }
 
     /// FIR (RFC 5104 §4.3.1): a FIR for our video SSRC yields a key frame; a repeat with the

@@ -14,12 +14,10 @@ final class KeyframeLog: @unchecked Sendable {
     var keyframes: [Int64] = []
     var frames = 0
     func install(on sender: RtpSender) {
-        sender.thread.sync {
-            sender.onFrameSent = { key in
-                self.lock.withLock {
-                    self.frames += 1
-                    if key { self.keyframes.append(monotonicMs()) }
-                }
+        sender.observeFramesSent { key in
+            self.lock.withLock {
+                self.frames += 1
+                if key { self.keyframes.append(monotonicMs()) }
             }
         }
     }

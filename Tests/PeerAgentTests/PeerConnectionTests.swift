@@ -214,7 +214,7 @@ final class PairEvents: @unchecked Sendable {
         #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
         final class Times: @unchecked Sendable { let lock = NSLock(); var keyframes: [Int64] = [] }
         let times = Times()
-        va.sender.thread.sync { va.sender.onFrameSent = { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } } }
+        va.sender.observeFramesSent { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } }
         var delays: [Int64] = []
         for _ in 0..<3 {
             // B may have sent a PLI of its own (a frame late under load) in the last 100 ms,

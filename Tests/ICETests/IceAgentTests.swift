@@ -219,7 +219,10 @@ func exchange(_ a: Peer, _ b: Peer, count: Int, paceMs: UInt64 = 0) async {
             #expect(a.agent.send([1, 2, 3]) == false)
             if round == 0 { threadsAfterFirst = Self.glibThreads() }  // GLib's pools start on first use
         }
-        try? await Task.sleep(nanoseconds: 200_000_000)
+        // Sockets and threads are released on the loop thread (within the 0.2 s this always allowed).
+        _ = await eventually(within: 0.2) {
+            boundLoopbackUDPPorts(ports).isEmpty && Self.glibThreads().count <= threadsAfterFirst.count
+        }
         // The agents' UDP sockets are gone (checked by port in /proc/net/udp, not by counting
         // this process's descriptors, which tests running in parallel open and close).
         #expect(ports.count >= 5)

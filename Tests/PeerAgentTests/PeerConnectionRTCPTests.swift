@@ -141,7 +141,12 @@ final class KeyframeLog: @unchecked Sendable {
         let armedAt = monotonicMs()
         dropper.lock.withLock { dropper.armed = true }
         #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesDropped ?? 0) > (before.framesDropped ?? 0) && !log.keyframes(since: armedAt).isEmpty })
-        try await Task.sleep(nanoseconds: 500_000_000)
+        // B's PLI and the decoded key frame follow (within the 0.5 s this always allowed).
+        _ = await eventually(within: 0.5) {
+            let s = vb.receiver.snapshot()
+            return (s.pliCount ?? 0) >= (before.pliCount ?? 0) + 1 && (s.keyFramesDecoded ?? 0) >= (before.keyFramesDecoded ?? 0) + 1
+                && va.sender.snapshot().pliCount >= pliBeforeA + 1
+        }
         let inbound = vb.receiver.snapshot()
         let (dropped, target) = dropper.lock.withLock { (dropper.dropped, dropper.target) }
         print("dropped \(dropped) packets of frame ts \(target.map { "\($0)" } ?? "-"): framesDropped \(inbound.framesDropped ?? 0), "

@@ -366,7 +366,11 @@ final class PairEvents: @unchecked Sendable {
             }
             if round == 0 { threadsAfterFirst = Self.glibThreads() }
         }
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Sockets, files and threads are released on the loop and media threads (within the 0.3 s this always allowed).
+        _ = await eventually(within: 0.3) {
+            boundLoopbackUDPPorts(ports).isEmpty && Self.openFiles().allSatisfy { !$0.hasPrefix(dir) }
+                && Self.glibThreads().count <= threadsAfterFirst.count
+        }
         #expect(ports.count == 6)
         let open = Self.openFiles()
         #expect(!open.contains { $0.hasPrefix(dir) }, "still open: \(open.filter { $0.hasPrefix(dir) })")

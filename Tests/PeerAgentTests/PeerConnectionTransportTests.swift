@@ -67,12 +67,14 @@ import TestSupport
         for pc in [pair.a, pair.b] {
             ports += pc.getStats().candidates.filter { $0.type == "local-candidate" }.map(\.port)
         }
-        let udpBefore = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
-        let boundBefore = ports.filter { udpBefore.contains("0100007F" + String(format: ":%04X ", $0)) }
+        let boundBefore = boundLoopbackUDPPorts(ports)
         let openBefore = PeerConnectionTests.openFiles().filter { $0.hasPrefix(dir) }
         let filesBefore = (try? FileManager.default.contentsOfDirectory(atPath: dir)) ?? []
         pair.close()
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Sockets and files are released on the loop and media threads (within the 0.3 s this always allowed).
+        _ = await eventually(within: 0.3) {
+            boundLoopbackUDPPorts(ports).isEmpty && PeerConnectionTests.openFiles().allSatisfy { !$0.hasPrefix(dir) }
+        }
         let udp = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
         let open = PeerConnectionTests.openFiles().filter { $0.hasPrefix(dir) }
         print("failed connection: local ports \(ports), bound before close \(boundBefore), files in the directory \(filesBefore.sorted()), open before close \(openBefore); after: \(open)")

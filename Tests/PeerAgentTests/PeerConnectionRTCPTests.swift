@@ -64,10 +64,7 @@ final class KeyframeLog: @unchecked Sendable {
     @Test func fullIntraRequestYieldsAKeyFrameOncePerSequenceNumber() async throws {
         let pair = try ConnectedPair()
         defer { pair.close() }
-        try pair.negotiate()
-        #expect(await pair.connected())
-        let (va, vb) = try #require(pair.video)
-        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        let (va, vb) = try await pair.negotiateUntilVideoArrives()
         let log = KeyframeLog()
         log.install(on: va.sender)
         try await Task.sleep(nanoseconds: 300_000_000)
@@ -125,10 +122,7 @@ final class KeyframeLog: @unchecked Sendable {
             }
         })
         defer { pair.close() }
-        try pair.negotiate()
-        #expect(await pair.connected())
-        let (va, vb) = try #require(pair.video)
-        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        let (va, vb) = try await pair.negotiateUntilVideoArrives()
         // Counted from here: a frame lost at start-up (seen once in a full serial run: the
         // first packets racing the receiver's set-up) must not fake the loss below.
         let before = vb.receiver.snapshot()

@@ -81,6 +81,17 @@ final class ConnectedPair: @unchecked Sendable {
         await changes.wait(within: seconds) { a.connectionState == .connected && b.connectionState == .connected }
     }
 
+    /// Negotiates, expects both sides connected within 10 s and B to receive more than 10
+    /// video frames within 5 s after that: the start of the tests of video feedback.
+    /// The two video transceivers.
+    func negotiateUntilVideoArrives() async throws -> (a: RtpTransceiver, b: RtpTransceiver) {
+        try negotiate()
+        #expect(await connected())
+        let (va, vb) = try #require(video)
+        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        return (va, vb)
+    }
+
     func close() { a.close(); b.close() }
     var video: (a: RtpTransceiver, b: RtpTransceiver)? {
         guard let va = a.allTransceivers.first(where: { $0.kind == .video }),
@@ -208,10 +219,7 @@ final class PairEvents: @unchecked Sendable {
     @Test func aPictureLossIndicationProducesAKeyframeWithin100ms() async throws {
         let pair = try ConnectedPair()
         defer { pair.close() }
-        try pair.negotiate()
-        #expect(await pair.connected())
-        let (va, vb) = try #require(pair.video)
-        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        let (va, vb) = try await pair.negotiateUntilVideoArrives()
         final class Times: @unchecked Sendable { let lock = NSLock(); var keyframes: [Int64] = [] }
         let times = Times()
         va.sender.observeFramesSent { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } }

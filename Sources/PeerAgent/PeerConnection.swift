@@ -579,8 +579,9 @@ public final class PeerConnection: @unchecked Sendable {
         lock.withLock { transport }?.receive(bytes)
     }
 
-    /// Received RTCP packets by type and compounds (``RTCPSession/receivedCounts``), for tests.
-    func receivedRTCPCounts() -> [String: Int] { plane.rtcp.receivedCounts }
+    /// Test hook: the RTCP received so far, by packet type, SSRC and compound
+    /// (``RTCPReceivedCounts``), for the tests of report timing, CNAME and BYE.
+    func receivedRTCPCounts() -> RTCPReceivedCounts { plane.rtcp.receivedCounts }
 }
 
 /// A weak reference for callbacks that must not keep their owner alive.

@@ -24,7 +24,7 @@ final class RTCPSession: @unchecked Sendable {
     private let lock = NSLock()
     private var remoteInbound: [UInt32: RemoteInboundRTPStats] = [:]
     private var lastRTT: Double?
-    private var counts: [String: Int] = [:]
+    private var counts = RTCPReceivedCounts()
 
     /// Timer ids on the loop (0: none) and whether ``stopTimers(on:)`` ran (under `lock`).
     private var reportTimer: UInt32 = 0, nackTimer: UInt32 = 0, timersStopped = false
@@ -140,27 +140,12 @@ final class RTCPSession: @unchecked Sendable {
     /// The last round-trip time measured from a report block, in seconds.
     var roundTripTime: Double? { lock.withLock { lastRTT } }
 
-    /// Received RTCP packets by type ("SR", "RR", "SDES", "BYE", "PLI", "FIR", "NACK", "REMB",
-    /// "other"), by type and SSRC ("SR:<ssrc>", "BYE:<ssrc>"), and compounds ("compound",
-    /// "compoundWithCNAME"), for tests.
-    var receivedCounts: [String: Int] { lock.withLock { counts } }
+    /// The RTCP received so far, by packet type, SSRC and compound: a test hook
+    /// (``PeerConnection/receivedRTCPCounts()``).
+    var receivedCounts: RTCPReceivedCounts { lock.withLock { counts } }
 
     private func count(_ packets: [RTCPPacket]) {
-        var keys = ["compound"]
-        for packet in packets {
-            switch packet {
-            case let .senderReport(sr): keys += ["SR", "SR:\(sr.ssrc)"]
-            case .receiverReport: keys.append("RR")
-            case let .sourceDescription(sdes): keys += ["SDES"] + (sdes.chunks.contains { $0.cname != nil } ? ["compoundWithCNAME"] : [])
-            case let .goodbye(bye): keys += ["BYE"] + bye.sources.map { "BYE:\($0)" }
-            case .pictureLossIndication: keys.append("PLI")
-            case .fullIntraRequest: keys.append("FIR")
-            case .nack: keys.append("NACK")
-            case .receiverEstimatedMaxBitrate: keys.append("REMB")
-            case .unknown: keys.append("other")
-            }
-        }
-        lock.withLock { for key in keys { counts[key, default: 0] += 1 } }
+        lock.withLock { counts.add(packets) }
     }
 
     /// Report blocks about our streams: `remote-inbound-rtp` and, with LSR/DLSR, the
@@ -186,6 +171,49 @@ final class RTCPSession: @unchecked Sendable {
                     lastRTT = rtt
                 }
                 remoteInbound[block.ssrc] = s
+            }
+        }
+    }
+}
+
+/// The RTCP a ``RTCPSession`` received: packets by type (RFC 3550 §6, RFC 4585 §6,
+/// RFC 5104 §4.3.1), sender reports and BYEs by SSRC, and compounds. Kept for tests, which
+/// read it through ``PeerConnection/receivedRTCPCounts()``.
+struct RTCPReceivedCounts: Sendable, Equatable {
+    /// SR, RR, SDES and BYE packets (RFC 3550 §6.4.1, §6.4.2, §6.5, §6.6).
+    var senderReports = 0, receiverReports = 0, sourceDescriptions = 0, goodbyes = 0
+    /// PLI (RFC 4585 §6.3.1), FIR (RFC 5104 §4.3.1), generic NACK (RFC 4585 §6.2.1) and
+    /// REMB packets.
+    var pictureLossIndications = 0, fullIntraRequests = 0, nacks = 0, remb = 0
+    /// Packets of a type we do not read.
+    var other = 0
+    /// Compound packets, and the SDES packets among them that carry a CNAME (§6.1: one a compound).
+    var compounds = 0, compoundsWithCNAME = 0
+    /// Sender reports by the SSRC of their sender.
+    var senderReportsBySSRC: [UInt32: Int] = [:]
+    /// How many BYE packets named each SSRC.
+    var goodbyesBySSRC: [UInt32: Int] = [:]
+
+    /// Counts one received compound of `packets`.
+    mutating func add(_ packets: [RTCPPacket]) {
+        compounds += 1
+        for packet in packets {
+            switch packet {
+            case let .senderReport(sr):
+                senderReports += 1
+                senderReportsBySSRC[sr.ssrc, default: 0] += 1
+            case .receiverReport: receiverReports += 1
+            case let .sourceDescription(sdes):
+                sourceDescriptions += 1
+                if sdes.chunks.contains(where: { $0.cname != nil }) { compoundsWithCNAME += 1 }
+            case let .goodbye(bye):
+                goodbyes += 1
+                for ssrc in bye.sources { goodbyesBySSRC[ssrc, default: 0] += 1 }
+            case .pictureLossIndication: pictureLossIndications += 1
+            case .fullIntraRequest: fullIntraRequests += 1
+            case .nack: nacks += 1
+            case .receiverEstimatedMaxBitrate: remb += 1
+            case .unknown: other += 1
             }
         }
     }

@@ -72,8 +72,9 @@ final class RtpSender: @unchecked Sendable {
     private let reportBasis = Mutex(ReportBasis())
     private var stats: OutboundRTPStats
     private var started = false
-    /// Called (on the thread) when a frame was sent: whether it was a key frame.
-    var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
+    /// Called (on the thread) when a frame was sent: whether it was a key frame
+    /// (``observeFramesSent(_:)``).
+    private var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
 
     /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
     /// negotiated to send but nothing to send, e.g. `--video none`).
@@ -229,6 +230,19 @@ final class RtpSender: @unchecked Sendable {
     /// Test hook: how many sequence numbers wait to be resent, and whether a drain is queued.
     var pendingFeedback: (retransmissions: Int, drainQueued: Bool) {
         feedback.withLock { ($0.lost.count, $0.drainQueued) }
+    }
+
+    /// Test hook: `observer` is called on the sender's thread after each frame sent, with
+    /// whether it was a key frame (tests time the key frame a PLI or FIR asks for). In place
+    /// when this returns.
+    func observeFramesSent(_ observer: @escaping @Sendable (_ keyframe: Bool) -> Void) {
+        thread.sync { onFrameSent = observer }
+    }
+
+    /// Test hook: keeps the sender's thread busy until `release` is signalled, as a long
+    /// encode would (tests of feedback that arrives meanwhile).
+    func holdThread(until release: DispatchSemaphore) {
+        thread.async { release.wait() }
     }
 
     /// Records feedback in ``feedback`` (any thread) and queues one drain if none is queued.

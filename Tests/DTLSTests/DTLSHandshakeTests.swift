@@ -19,16 +19,6 @@ private final class TextSink: Sendable {
     var value: String { text.withLock { $0 } }
 }
 
-/// Polls `condition` every 20 ms for at most `seconds`, without blocking a thread.
-private func waitUntil(seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = ContinuousClock.now + .milliseconds(Int(seconds * 1000))
-    while ContinuousClock.now < deadline {
-        if condition() { return true }
-        try? await Task.sleep(for: .milliseconds(20))
-    }
-    return condition()
-}
-
 /// The four parts of the keying material concatenated in RFC 5764 §4.2 order.
 private func exported(_ m: SRTPKeyingMaterial) -> [UInt8] { m.clientKey + m.serverKey + m.clientSalt + m.serverSalt }
 
@@ -110,7 +100,7 @@ private final class FirstLossWire: Sendable {
             #expect(client.state == .new)
             server.start()
             client.start()
-            let both = await waitUntil(seconds: 10) { client.state == .connected && server.state == .connected }
+            let both = await eventually(within: 10) { client.state == .connected && server.state == .connected }
             #expect(both, "client \(client.state) \(String(describing: client.error)), server \(server.state) \(String(describing: server.error))")
             // OpenSSL's server picks its own most preferred profile that the client offers.
             #expect(client.srtpProfile == profile)
@@ -139,7 +129,7 @@ private final class FirstLossWire: Sendable {
 
             // close_notify reaches the server.
             client.close()
-            let closed = await waitUntil(seconds: 5) { client.state == .closed && server.state == .closed }
+            let closed = await eventually(within: 5) { client.state == .closed && server.state == .closed }
             #expect(closed, "client \(client.state), server \(server.state)")
         }
     }
@@ -159,7 +149,7 @@ private final class FirstLossWire: Sendable {
         toServer.slot.set(server)
         toClient.slot.set(client)
         client.start()  // the server starts on its first datagram
-        let both = await waitUntil(seconds: 40) { client.state == .connected && server.state == .connected }
+        let both = await eventually(within: 40) { client.state == .connected && server.state == .connected }
         #expect(both, "client \(client.state) \(String(describing: client.error)), server \(server.state) \(String(describing: server.error))")
         let dropped = toServer.dropped.load(ordering: .relaxed) + toClient.dropped.load(ordering: .relaxed)
         #expect(dropped > 0, "the wire dropped nothing: retransmission untested")
@@ -193,7 +183,7 @@ private final class FirstLossWire: Sendable {
         toClient.slot.set(client)
         defer { client.close(); server.close() }
         client.start()
-        let both = await waitUntil(seconds: 10) { client.state == .connected && server.state == .connected }
+        let both = await eventually(within: 10) { client.state == .connected && server.state == .connected }
         #expect(both, "client \(client.state), server \(server.state)")
         let times = toServer.sentAt.withLock { $0 }
         try #require(times.count >= 4)
@@ -212,7 +202,7 @@ private final class FirstLossWire: Sendable {
                                             serverProfiles: [.aes128CmSha1_80])
         server.start()
         client.start()
-        let failed = await waitUntil(seconds: 10) { client.state == .failed }
+        let failed = await eventually(within: 10) { client.state == .failed }
         #expect(failed, "client is \(client.state)")
         guard case let .fingerprintMismatch(expected, actual)? = client.error else {
             Issue.record("expected fingerprintMismatch, got \(String(describing: client.error))")
@@ -223,7 +213,7 @@ private final class FirstLossWire: Sendable {
         #expect(client.keyingMaterial == nil)
         #expect(client.srtpProfile == nil)
         // The check runs inside the handshake: the server gets bad_certificate and fails too.
-        let serverFailed = await waitUntil(seconds: 10) { server.state == .failed }
+        let serverFailed = await eventually(within: 10) { server.state == .failed }
         #expect(serverFailed, "server is \(server.state)")
         #expect(server.keyingMaterial == nil)
         // Once failed, the transport ignores further input and close().
@@ -271,11 +261,11 @@ private final class FirstLossWire: Sendable {
             stdout.fileHandleForReading.readabilityHandler = nil
         }
 
-        let connected = await waitUntil(seconds: 15) { server.state == .connected || server.state == .failed }
+        let connected = await eventually(within: 15) { server.state == .connected || server.state == .failed }
         #expect(connected && server.state == .connected,
                 "server \(server.state) \(String(describing: server.error)); openssl: \(output.value)")
         #expect(server.srtpProfile == .aeadAes128Gcm)
-        let printed = await waitUntil(seconds: 10) { output.value.contains("Keying material: ") }
+        let printed = await eventually(within: 10) { output.value.contains("Keying material: ") }
         #expect(printed, "openssl printed: \(output.value)")
         let material = try #require(server.keyingMaterial)
         #expect(printedKeyingMaterial(output.value) == hex(exported(material)), "openssl: \(output.value)")
@@ -285,7 +275,7 @@ private final class FirstLossWire: Sendable {
 
         // Our close_notify ends s_client's session.
         server.close()
-        let ended = await waitUntil(seconds: 5) { !client.isRunning }
+        let ended = await eventually(within: 5) { !client.isRunning }
         #expect(ended || output.value.contains("closed"), "openssl: \(output.value)")
         kill(pid, SIGKILL)
         try await TestServices.offload { client.waitUntilExit() }
@@ -325,7 +315,7 @@ private final class FirstLossWire: Sendable {
             kill(pid, SIGKILL)  // SIGTERM is blocked in children of the test process (inherited signal mask)
             stdout.fileHandleForReading.readabilityHandler = nil
         }
-        let accepting = await waitUntil(seconds: 10) { output.value.contains("ACCEPT") }
+        let accepting = await eventually(within: 10) { output.value.contains("ACCEPT") }
         try #require(accepting, "openssl s_server did not start: \(output.value)")
 
         let client = try DTLSTransport(role: .client, certificate: ours,
@@ -336,11 +326,11 @@ private final class FirstLossWire: Sendable {
         reader.start()
         client.start()
 
-        let connected = await waitUntil(seconds: 15) { client.state == .connected || client.state == .failed }
+        let connected = await eventually(within: 15) { client.state == .connected || client.state == .failed }
         #expect(connected && client.state == .connected,
                 "client \(client.state) \(String(describing: client.error)); openssl: \(output.value)")
         #expect(client.srtpProfile == .aes128CmSha1_80)
-        let printed = await waitUntil(seconds: 10) { output.value.contains("Keying material: ") }
+        let printed = await eventually(within: 10) { output.value.contains("Keying material: ") }
         #expect(printed, "openssl printed: \(output.value)")
         let material = try #require(client.keyingMaterial)
         #expect(printedKeyingMaterial(output.value) == hex(exported(material)), "openssl: \(output.value)")
@@ -349,7 +339,7 @@ private final class FirstLossWire: Sendable {
         #expect(hex(exported(material)).count == 120)
 
         client.close()
-        _ = await waitUntil(seconds: 2) { client.state == .closed }
+        _ = await eventually(within: 2) { client.state == .closed }
         kill(pid, SIGKILL)  // SIGTERM is blocked in children of the test process (inherited signal mask)
         try await TestServices.offload { server.waitUntilExit() }
     }

@@ -49,12 +49,12 @@ import Glibc
                 print("query", len(data), flush=True)
             """])
         processes.append(blackHole)
-        #expect(await eventually(5) { blackHole.lines.contains("listening") }, "\(blackHole.transcript)")
+        #expect(await eventually(within: 5) { blackHole.lines.contains("listening") }, "\(blackHole.transcript)")
         let a = try LineProcess(name: "A", ["ip", "netns", "exec", ns, probe, "controlling", "stun:127.0.0.1:9", "--local-address", "127.0.0.1"])
         let b = try LineProcess(name: "B", ["ip", "netns", "exec", ns, probe, "controlled", "stun:127.0.0.1:9", "--local-address", "127.0.0.1"])
         processes += [a, b]
         func credentials(_ p: LineProcess) -> String? { p.lines.first { $0.contains("\"ufrag\"") } }
-        #expect(await eventually(10) { credentials(a) != nil && credentials(b) != nil && b.lines.contains { $0.contains("\"gathering\":\"complete\"") } },
+        #expect(await eventually(within: 10) { credentials(a) != nil && credentials(b) != nil && b.lines.contains { $0.contains("\"gathering\":\"complete\"") } },
                 "\(a.transcript)\n\(b.transcript)")
         a.send(try #require(credentials(b)))
         b.send(try #require(credentials(a)))
@@ -64,12 +64,12 @@ import Glibc
         let named = "candidate:9 1 udp 2122260223 1f2e3d4c-0000-4000-8000-123456789abc.local 40000 typ host"
         let sentAt = Date()
         a.send(#"{"candidate":"\#(named)"}"#)
-        #expect(await eventually(1) { a.lines.contains { $0.contains("\"added\"") && $0.contains(".local") } },
+        #expect(await eventually(within: 1) { a.lines.contains { $0.contains("\"added\"") && $0.contains(".local") } },
                 "adding a named candidate blocked: \(a.transcript)")
         let returnedAfter = Date().timeIntervalSince(sentAt)
         for line in b.lines where line.contains("\"candidate\"") { a.send(line) }
         a.send(#"{"gathering":"complete"}"#)
-        #expect(await eventually(10) { a.lines.contains { $0.contains("\"dropped\"") } }, "\(a.transcript)")
+        #expect(await eventually(within: 10) { a.lines.contains { $0.contains("\"dropped\"") } }, "\(a.transcript)")
         let droppedAfter = Date().timeIntervalSince(sentAt)
         let dropped = a.objects.first { $0["dropped"] != nil }
         print("named candidate: added after \(Int(returnedAfter * 1000)) ms, dropped after \(Int(droppedAfter * 1000)) ms: \(dropped?["reason"] ?? "-")")
@@ -78,7 +78,7 @@ import Glibc
         #expect((dropped?["reason"] as? String)?.contains("did not resolve within 2000 ms") == true)
         #expect(blackHole.lines.contains { $0.hasPrefix("query") }, "the lookup never reached the stalled DNS server: \(blackHole.transcript)")
         // The other candidates connect; end-of-candidates waited for the name and did not fail the agent.
-        #expect(await eventually(10) { a.lines.contains { $0.contains("\"state\":\"connected\"") || $0.contains("\"state\":\"completed\"") } },
+        #expect(await eventually(within: 10) { a.lines.contains { $0.contains("\"state\":\"connected\"") || $0.contains("\"state\":\"completed\"") } },
                 "\(a.transcript)")
         #expect(!a.lines.contains { $0.contains("\"state\":\"failed\"") })
     }

@@ -13,6 +13,8 @@ final class Peer: @unchecked Sendable {
     var agent: IceAgent!
     let eventStream: AsyncStream<IceEvent>
     let continuation: AsyncStream<IceEvent>.Continuation
+    /// Signalled after each event: what ``wait(_:_:)`` awaits.
+    let changes = ChangeSignal()
 
     init(_ configuration: IceAgent.Configuration) throws {
         (eventStream, continuation) = AsyncStream.makeStream()
@@ -20,6 +22,7 @@ final class Peer: @unchecked Sendable {
             guard let self else { return }
             self.lock.withLock { self.events.append(event); self.eventTimes.append(Date()) }
             self.continuation.yield(event)
+            self.changes.signal()
         }, onReceive: { [weak self] bytes in
             guard let self else { return }
             self.lock.withLock { self.received.append(bytes) }
@@ -41,16 +44,13 @@ final class Peer: @unchecked Sendable {
         lock.withLock { events.firstIndex(of: event).map { eventTimes[$0] } }
     }
 
-    /// Waits until `condition` holds on the events, at most `seconds`.
-    func wait(_ seconds: Double, _ condition: @escaping ([IceEvent]) -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if lock.withLock({ condition(events) }) { return true }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return lock.withLock { condition(events) }
+    /// Waits until `condition` holds on the events reported so far, at most `seconds`:
+    /// checked again as each event arrives.
+    func wait(_ seconds: Double, _ condition: ([IceEvent]) -> Bool) async -> Bool {
+        await changes.wait(within: seconds) { lock.withLock { condition(events) } }
     }
 
+    /// Waits until gathering is complete, at most `seconds`.
     func waitGathered(_ seconds: Double = 10) async -> Bool { await wait(seconds) { $0.contains(.gatheringComplete) } }
 
     /// Starts gathering on both agents and waits until both are complete.
@@ -68,6 +68,8 @@ final class Peer: @unchecked Sendable {
         for c in b.candidates { try a.agent.addRemoteCandidate(c) }
         for c in a.candidates { try b.agent.addRemoteCandidate(c) }
     }
+
+    /// Waits until the agent has reported connection state `state`, at most `seconds`.
     func waitState(_ state: IceConnectionState, _ seconds: Double = 10) async -> Bool {
         await wait(seconds) { $0.contains(.state(state)) }
     }
@@ -91,10 +93,7 @@ func exchange(_ a: Peer, _ b: Peer, count: Int, paceMs: UInt64 = 0) async {
             try? await Task.sleep(nanoseconds: 2_000_000)
         }
     }
-    let deadline = Date().addingTimeInterval(10)
-    while (a.receivedCount < count || b.receivedCount < count) && Date() < deadline {
-        try? await Task.sleep(nanoseconds: 20_000_000)
-    }
+    _ = await eventually(within: 10) { a.receivedCount >= count && b.receivedCount >= count }
     #expect(a.receivedCount == count)
     #expect(b.receivedCount == count)
     for peer in [a, b] {
@@ -220,7 +219,10 @@ func exchange(_ a: Peer, _ b: Peer, count: Int, paceMs: UInt64 = 0) async {
             #expect(a.agent.send([1, 2, 3]) == false)
             if round == 0 { threadsAfterFirst = Self.glibThreads() }  // GLib's pools start on first use
         }
-        try? await Task.sleep(nanoseconds: 200_000_000)
+        // Sockets and threads are released on the loop thread (within the 0.2 s this always allowed).
+        _ = await eventually(within: 0.2) {
+            boundLoopbackUDPPorts(ports).isEmpty && Self.glibThreads().count <= threadsAfterFirst.count
+        }
         // The agents' UDP sockets are gone (checked by port in /proc/net/udp, not by counting
         // this process's descriptors, which tests running in parallel open and close).
         #expect(ports.count >= 5)

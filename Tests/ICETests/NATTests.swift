@@ -204,16 +204,6 @@ final class NATNetwork: @unchecked Sendable {
     }
 }
 
-/// Polls `condition` every 10 ms for at most `seconds`; its last value.
-func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-    let deadline = Date().addingTimeInterval(seconds)
-    while Date() < deadline {
-        if condition() { return true }
-        try? await Task.sleep(nanoseconds: 10_000_000)
-    }
-    return condition()
-}
-
 @Suite struct NATTests {
     @Test(.timeLimit(.minutes(1)))
     func agentsBehindTwoNATsGatherTheirPublicAddressAndConnectThroughThem() async throws {
@@ -279,7 +269,7 @@ func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
             from.relayed = lines.count
         }
         func has(_ p: LineProcess, _ key: String, _ value: String) -> Bool { p.objects.contains { $0[key] as? String == value } }
-        let connected = await eventually(15) {
+        let connected = await eventually(within: 15) {
             relay(a, b)
             relay(b, a)
             let done = { (p: LineProcess) in has(p, "state", "connected") && p.objects.contains { $0["selected"] != nil } }
@@ -314,7 +304,7 @@ func eventually(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
         a.send(#"{"send":100}"#)
         b.send(#"{"send":100}"#)
         func received(_ p: LineProcess) -> Int { p.objects.compactMap { $0["received"] as? Int }.max() ?? 0 }
-        let delivered = await eventually(10) { received(a) >= 100 && received(b) >= 100 }
+        let delivered = await eventually(within: 10) { received(a) >= 100 && received(b) >= 100 }
         #expect(delivered && received(a) == 100 && received(b) == 100,
                 "datagrams received: A \(received(a)), B \(received(b)) of 100\n\(transcripts())")
     }

@@ -66,7 +66,7 @@ import TestSupport
         let before = a.agent.selectedPairChecksSent
         #expect(before >= 1, "connected 700 ms with a silent peer: at least one request")
         #expect(b.agent.send([UInt8](repeating: 0x80, count: 10)))
-        #expect(await eventually(5) { a.receivedCount == 1 })
+        #expect(await eventually(within: 5) { a.receivedCount == 1 })
         let stopped = a.agent.selectedPairChecksSent
         try await Task.sleep(for: .milliseconds(800))
         #expect(a.agent.selectedPairChecksSent == stopped, "requests after the peer's datagram")

@@ -74,7 +74,7 @@ import Glibc
         let aiortcSDP: String
         if peerOffers {
             try pc.setLocalDescription(try pc.createOffer())
-            try #require(await waitUntil(5) { pc.iceGatheringState == .complete }, "our ICE gathering did not complete")
+            try #require(await eventually(within: 5) { pc.iceGatheringState == .complete }, "our ICE gathering did not complete")
             let offer = try #require(pc.localDescription)
             try aiortc.send(["type": "offer", "sdp": offer.sdp])
             let answer = try await aiortc.next(timeout: 15) { $0["type"] as? String == "answer" }
@@ -85,7 +85,7 @@ import Glibc
             aiortcSDP = try #require(offer["sdp"] as? String)
             try pc.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: aiortcSDP))
             try pc.setLocalDescription(try pc.createAnswer())
-            try #require(await waitUntil(5) { pc.iceGatheringState == .complete }, "our ICE gathering did not complete")
+            try #require(await eventually(within: 5) { pc.iceGatheringState == .complete }, "our ICE gathering did not complete")
             let answer = try #require(pc.localDescription)
             try aiortc.send(["type": "answer", "sdp": answer.sdp])
         }
@@ -94,7 +94,7 @@ import Glibc
         _ = try await aiortc.next(timeout: 10) {
             $0["event"] as? String == "connectionState" && $0["state"] as? String == "connected"
         }
-        try #require(await waitUntil(10) { pc.connectionState == .connected || pc.connectionState == .failed })
+        try #require(await eventually(within: 10) { pc.connectionState == .connected || pc.connectionState == .failed })
         try #require(pc.connectionState == .connected, "\(role): \(pc.failureReason ?? pc.connectionState.rawValue)")
 
         // Media for 5 s, then both stop at once and let the last packets land.
@@ -108,7 +108,7 @@ import Glibc
         let result = try await aiortc.next(timeout: 10) { $0["event"] as? String == "result" }
         // aiortc hangs up (DTLS close_notify): we see the call end, closed by the peer.
         try aiortc.send(["command": "close"])
-        let hungUp = await waitUntil(5) { pc.connectionState == .closed }
+        let hungUp = await eventually(within: 5) { pc.connectionState == .closed }
         let closedByPeer = pc.closedByPeer
         try await TestServices.offload { pc.close() }  // completes the WAV file
 
@@ -253,16 +253,6 @@ import Glibc
         let rms = (squares / Double(measured.count)).squareRoot()
         let seconds = Double(measured.count) / Double(AudioFrame.sampleRate)
         return (Double(crossings) / 2 / seconds, rms > 0 ? 20 * log10(rms / 32_768) : -120)
-    }
-
-    /// Polls `condition` every 10 ms for at most `seconds`; true when it held.
-    func waitUntil(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return condition()
     }
 }
 

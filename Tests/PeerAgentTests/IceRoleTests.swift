@@ -39,7 +39,7 @@ func markedIceLite(_ sdp: String) -> String {
         try pair.a.setRemoteDescription(answer)
         // A is really a full agent: libnice settles the role conflict (RFC 8445 §7.3.1.1)
         // check by check, and the call connects.
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        #expect(await pair.connected())
     }
 
     /// Offering to an ICE-lite answerer we stay controlling.

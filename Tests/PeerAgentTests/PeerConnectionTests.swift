@@ -21,6 +21,7 @@ final class ConnectedPair: @unchecked Sendable {
         final class Relay: @unchecked Sendable { var a: PeerConnection?; var b: PeerConnection?; let lock = NSLock() }
         let wire = Relay()
         let id = ObjectIdentifier(wire)
+        let changes = ChangeSignal()
         var ca = PeerConnectionConfiguration()
         ca.localAddresses = ["127.0.0.1"]
         ca.tcpCandidates = false
@@ -30,12 +31,15 @@ final class ConnectedPair: @unchecked Sendable {
         a = try PeerConnection(configuration: ca) { event in
             if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.b }?.addIceCandidate(c) }
             PairEvents.shared.record(event, side: "a", relay: id)
+            changes.signal()
         }
         b = try PeerConnection(configuration: cb) { event in
             if case let .localCandidate(c) = event { try? wire.lock.withLock { wire.a }?.addIceCandidate(c) }
             PairEvents.shared.record(event, side: "b", relay: id)
+            changes.signal()
         }
         relayID = id
+        self.changes = changes
         relay = wire
         wire.lock.withLock { wire.a = a; wire.b = b }
         for (pc, tone, tracks) in [(a, 440.0, tracksA), (b, 660.0, tracksB)] {
@@ -51,6 +55,8 @@ final class ConnectedPair: @unchecked Sendable {
 
     private let relayID: ObjectIdentifier
     private let relay: AnyObject
+    /// Signalled after each event of either side.
+    private let changes: ChangeSignal
 
     /// The events a side reported with the time each arrived.
     func events(_ side: String) -> [(PeerConnectionEvent, Date)] { PairEvents.shared.events(side: side, relay: relayID) }
@@ -70,14 +76,20 @@ final class ConnectedPair: @unchecked Sendable {
         try a.setRemoteDescription(SessionDescriptionInit(type: .answer, sdp: editAnswer(answer.sdp)))
     }
 
-    /// Waits (polling, without blocking the pool) until `condition` or `seconds` pass.
-    func wait(_ seconds: Double, _ condition: () -> Bool) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            try? await Task.sleep(nanoseconds: 10_000_000)
-        }
-        return condition()
+    /// Waits at most `seconds` until both sides are `.connected`: checked again as each event arrives.
+    func connected(within seconds: Double = 10) async -> Bool {
+        await changes.wait(within: seconds) { a.connectionState == .connected && b.connectionState == .connected }
+    }
+
+    /// Negotiates, expects both sides connected within 10 s and B to receive more than 10
+    /// video frames within 5 s after that: the start of the tests of video feedback.
+    /// The two video transceivers.
+    func negotiateUntilVideoArrives() async throws -> (a: RtpTransceiver, b: RtpTransceiver) {
+        try negotiate()
+        #expect(await connected())
+        let (va, vb) = try #require(video)
+        #expect(await eventually(within: 5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        return (va, vb)
     }
 
     func close() { a.close(); b.close() }
@@ -167,8 +179,8 @@ final class PairEvents: @unchecked Sendable {
         let pair = try ConnectedPair()
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
-        #expect(await pair.wait(6) { pair.a.getStats().remoteInboundRTP.contains { $0.kind == "video" && $0.roundTripTime != nil } })
+        #expect(await pair.connected())
+        #expect(await eventually(within: 6) { pair.a.getStats().remoteInboundRTP.contains { $0.kind == "video" && $0.roundTripTime != nil } })
         let report = pair.a.getStats()
         print("stats: \(report.json.prefix(600))…")
         let out = try #require(report.outbound("video"))
@@ -207,13 +219,10 @@ final class PairEvents: @unchecked Sendable {
     @Test func aPictureLossIndicationProducesAKeyframeWithin100ms() async throws {
         let pair = try ConnectedPair()
         defer { pair.close() }
-        try pair.negotiate()
-        #expect(await pair.wait(10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
-        let (va, vb) = try #require(pair.video)
-        #expect(await pair.wait(5) { (vb.receiver.snapshot().framesReceived ?? 0) > 10 })
+        let (va, vb) = try await pair.negotiateUntilVideoArrives()
         final class Times: @unchecked Sendable { let lock = NSLock(); var keyframes: [Int64] = [] }
         let times = Times()
-        va.sender.thread.sync { va.sender.onFrameSent = { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } } }
+        va.sender.observeFramesSent { key in if key { times.lock.withLock { times.keyframes.append(monotonicMs()) } } }
         var delays: [Int64] = []
         for _ in 0..<3 {
             // B may have sent a PLI of its own (a frame late under load) in the last 100 ms,
@@ -226,7 +235,7 @@ final class PairEvents: @unchecked Sendable {
                 tries += 1
             }
             let sentAt = asked
-            #expect(await pair.wait(2) { times.lock.withLock { times.keyframes.contains { $0 >= sentAt } } })
+            #expect(await eventually(within: 2) { times.lock.withLock { times.keyframes.contains { $0 >= sentAt } } })
             if let k = times.lock.withLock({ times.keyframes.first { $0 >= sentAt } }) { delays.append(k - sentAt) }
             try await Task.sleep(nanoseconds: 300_000_000)
         }
@@ -277,7 +286,7 @@ final class PairEvents: @unchecked Sendable {
                     ? Substring("a=fingerprint:sha-256 " + (0..<32).map { _ in "AB" }.joined(separator: ":")) : line
             }.joined(separator: "\r\n")
         })
-        #expect(await pair.wait(8) { pair.a.connectionState == .failed && pair.b.connectionState == .failed })
+        #expect(await eventually(within: 8) { pair.a.connectionState == .failed && pair.b.connectionState == .failed })
         print("wrong fingerprint: a \(pair.a.failureReason ?? "-"); b \(pair.b.failureReason ?? "-")")
         #expect(pair.a.failureReason?.contains("fingerprint") == true)
         #expect(pair.b.failureReason?.contains("DTLS") == true)
@@ -296,7 +305,7 @@ final class PairEvents: @unchecked Sendable {
         })
         defer { pair.close() }
         try pair.negotiate()
-        #expect(await pair.wait(8) { pair.b.connectionState == .failed })
+        #expect(await eventually(within: 8) { pair.b.connectionState == .failed })
         print("encoder refused: b \(pair.b.failureReason ?? "-")")
         #expect(pair.b.failureReason?.hasPrefix("video sender could not start: ") == true)
         #expect(pair.b.failureReason?.contains("width = 16384, allowed 1…16383") == true)
@@ -331,12 +340,12 @@ final class PairEvents: @unchecked Sendable {
         try pair.b.setRemoteDescription(offer)
         let answer = try pair.b.createAnswer()
         try pair.b.setLocalDescription(answer)
-        #expect(await pair.wait(5) { pair.b.iceGatheringState == .complete })
+        #expect(await eventually(within: 5) { pair.b.iceGatheringState == .complete })
         let vanilla = try #require(pair.b.localDescription)
         pair.b.close()  // its sockets are gone: nothing will answer A's checks
         let start = Date()
         try pair.a.setRemoteDescription(vanilla)
-        #expect(await pair.wait(10) { pair.a.connectionState == .failed })
+        #expect(await eventually(within: 10) { pair.a.connectionState == .failed })
         let failed = try #require(pair.time("a", reached: .failed))
         let elapsed = failed.timeIntervalSince(start)
         print("ICE failed after \(String(format: "%.2f", elapsed)) s: \(pair.a.failureReason ?? "-")")
@@ -365,7 +374,11 @@ final class PairEvents: @unchecked Sendable {
             }
             if round == 0 { threadsAfterFirst = Self.glibThreads() }
         }
-        try await Task.sleep(nanoseconds: 300_000_000)
+        // Sockets, files and threads are released on the loop and media threads (within the 0.3 s this always allowed).
+        _ = await eventually(within: 0.3) {
+            boundLoopbackUDPPorts(ports).isEmpty && Self.openFiles().allSatisfy { !$0.hasPrefix(dir) }
+                && Self.glibThreads().count <= threadsAfterFirst.count
+        }
         #expect(ports.count == 6)
         let open = Self.openFiles()
         #expect(!open.contains { $0.hasPrefix(dir) }, "still open: \(open.filter { $0.hasPrefix(dir) })")

@@ -4,6 +4,7 @@ import Foundation
 import Synchronization
 import SDP
 import Testing
+import TestSupport
 @testable import PeerAgent
 @testable import PeerCall
 
@@ -34,7 +35,7 @@ import Testing
                 if case let .remoteCandidateDropped(_, reason) = event { reason } else { nil }
             }
         }
-        for _ in 0..<200 where dropped().isEmpty { try await Task.sleep(nanoseconds: 10_000_000) }  // events come on the loop thread
+        _ = await eventually(within: 2) { !dropped().isEmpty }  // events come on the loop thread
         let reasons = dropped()
         #expect(reasons == ["the description has 900 candidates beyond the 100 a connection takes: they are dropped"], "\(reasons)")
         let refused = #expect(throws: PeerConnectionError.self) {

@@ -26,7 +26,7 @@ import Testing
         let sender = RtpSender(kind: .video, ssrc: 7, cname: "c", encoding: SendEncoding(), video: nil, audio: nil)
         defer { sender.stop() }
         let hold = DispatchSemaphore(value: 0)
-        sender.thread.async { hold.wait() }
+        sender.holdThread(until: hold)
         for i in 0..<10_000 {
             sender.pictureLossIndication()
             sender.nack([UInt16(truncatingIfNeeded: i), UInt16(truncatingIfNeeded: i)])

@@ -35,3 +35,10 @@ public final class TakenPort {
         try TakenPort(type: type).port
     }
 }
+
+/// The ports of `ports` that a UDP socket on 127.0.0.1 still holds, as /proc/net/udp lists
+/// them: what a test of close() waits on before it checks each port.
+public func boundLoopbackUDPPorts(_ ports: [Int]) -> [Int] {
+    let udp = (try? String(contentsOfFile: "/proc/net/udp", encoding: .utf8)) ?? ""
+    return ports.filter { udp.contains(String(format: "0100007F:%04X ", $0)) }
+}

@@ -178,12 +178,7 @@ final class HostileServer: @unchecked Sendable {
 
     /// Waits up to `seconds` for the server to report a message from the client containing `text`.
     func clientSent(_ text: String, within seconds: Double = 3) async -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if lock.withLock({ output.joined().contains(text) }) { return true }
-            try? await Task.sleep(nanoseconds: 20_000_000)
-        }
-        return false
+        await eventually(within: seconds) { reported.contains(text) }
     }
 
     deinit {

@@ -6,9 +6,9 @@ import TestSupport
 import Glibc
 #endif
 
-/// More `peer offer|answer` behaviour as users run it (see CallTests.swift for the harness):
-/// a receive-only answerer.
-@Suite struct CallMoreTests {
+/// Negotiated directions in `peer offer|answer` calls as users run them (see CallTests.swift
+/// for the harness): an answerer that receives video but sends none.
+@Suite struct CallDirectionTests {
     static let duration = 4.0
 
     /// `peer answer --video none` (video recvonly) against `peer offer`: both exit 0, the

@@ -7,6 +7,7 @@ import COpenSSL
 ///
 /// Owns an OpenSSL `X509*` and `EVP_PKEY*`, freed on deinit. Immutable after
 /// init, so safe to share between threads.
+// @unchecked: the public `X509*`/`EVP_PKEY*` (OpaquePointer, not Sendable) are never changed after init; OpenSSL reads them from any thread.
 public final class Certificate: @unchecked Sendable {
     /// The OpenSSL certificate (`X509*`).
     public let x509: OpaquePointer

@@ -85,6 +85,7 @@ public enum DTLSError: Error, Equatable, Sendable, CustomStringConvertible {
 ///
 /// Lifetime: the transport holds itself only weakly in timers and loop closures; keep
 /// a reference until ``close()``.
+// @unchecked: the OpenSSL objects and loop state are confined to the loop thread, where OpenSSL's C callbacks (verify, sink BIO) reach them.
 public final class DTLSTransport: @unchecked Sendable {
     /// The role given at init.
     public let role: DTLSRole

@@ -212,11 +212,11 @@ public enum SRTPDirection: Sendable {
 /// libsrtp keeps the replay window (``replayWindowPackets``, RFC 3711 §3.3.2) and the
 /// rollover counter per SSRC.
 ///
-/// Thread safety: all libsrtp calls and counters are behind one lock, so a session
-/// may be used from any thread; calls are serialised.
+/// Thread safety: the libsrtp session and the counters live in one `Mutex`, held around
+/// every libsrtp call, so a session may be used from any thread; calls are serialised.
 ///
 /// Errors are thrown per packet and counted in ``counters``; none is fatal.
-public final class SRTPSession: @unchecked Sendable {
+public final class SRTPSession: Sendable {
     /// The protection profile.
     public let profile: SRTPProfile
     /// The direction this session serves.
@@ -228,8 +228,13 @@ public final class SRTPSession: @unchecked Sendable {
     /// and at 4 Mbit/s a second is ~420 packets of 1200 bytes. 4096 packets cost libsrtp
     /// a 512-byte bitmap per SSRC.
     public static let replayWindowPackets: UInt = 4096
-    private let session: OpaquePointer
-    private let state = Mutex(SRTPCounters())
+    /// The libsrtp session (`srtp_t`) and the counters of what it did.
+    private struct State {
+        let session: OpaquePointer
+        var counters = SRTPCounters()
+    }
+
+    private let state: Mutex<State>
 
     /// Creates a session from a master key and salt (e.g. from ``SRTPKeyingMaterial``).
     /// - Parameters:
@@ -281,15 +286,15 @@ public final class SRTPSession: @unchecked Sendable {
         guard status.rawValue == 0, let created else {
             throw .libsrtp(operation: "srtp_create", status: SRTPStatus(code: Int(status.rawValue)))
         }
-        session = created
+        state = Mutex(State(session: created))
     }
 
     deinit {
-        srtp_dealloc(session)
+        state.withLock { _ = srtp_dealloc($0.session) }
     }
 
     /// A snapshot of the operation and failure counters.
-    public var counters: SRTPCounters { state.withLock { $0 } }
+    public var counters: SRTPCounters { state.withLock { $0.counters } }
 
     /// Encrypts and authenticates an RTP packet (RFC 3711 §3.3; RFC 7714 §8 for GCM).
     /// - Parameter rtp: a whole RTP packet, header (≥ 12 bytes, CSRCs and extension included) and payload.
@@ -341,14 +346,14 @@ public final class SRTPSession: @unchecked Sendable {
                      check: ([UInt8]) -> String?, isProtect: Bool,
                      _ call: (OpaquePointer, UnsafeMutableRawPointer, UnsafeMutablePointer<Int32>) -> srtp_err_status_t)
         throws(SRTPError) -> [UInt8] {
-        let session = self.session
-        return try state.withLock { (counters: inout SRTPCounters) throws(SRTPError) -> [UInt8] in
+        return try state.withLock { (state: inout State) throws(SRTPError) -> [UInt8] in
+            let session = state.session
             if let problem = check(packet) {
-                counters.otherFailures += 1
+                state.counters.otherFailures += 1
                 throw .malformedPacket(operation: operation, length: packet.count, reason: problem)
             }
             guard packet.count <= Int(Int32.max) - trailer else {
-                counters.otherFailures += 1
+                state.counters.otherFailures += 1
                 throw .malformedPacket(operation: operation, length: packet.count, reason: "longer than Int32.max")
             }
             var buffer = packet
@@ -361,19 +366,19 @@ public final class SRTPSession: @unchecked Sendable {
             guard status.rawValue == 0 else {
                 let code = Int(status.rawValue)
                 switch SRTPStatus(code: code) {
-                case .authFail: counters.authFailures += 1
-                case .replayOld: counters.replayOld += 1
-                case .replayFail: counters.replayFailures += 1
-                default: counters.otherFailures += 1
+                case .authFail: state.counters.authFailures += 1
+                case .replayOld: state.counters.replayOld += 1
+                case .replayFail: state.counters.replayFailures += 1
+                default: state.counters.otherFailures += 1
                 }
                 throw .libsrtp(operation: operation, status: SRTPStatus(code: code))
             }
             guard length >= 0, Int(length) <= buffer.count else {
-                counters.otherFailures += 1
+                state.counters.otherFailures += 1
                 throw .malformedPacket(operation: operation, length: packet.count,
                                        reason: "libsrtp returned length \(length)")
             }
-            if isProtect { counters.protected += 1 } else { counters.unprotected += 1 }
+            if isProtect { state.counters.protected += 1 } else { state.counters.unprotected += 1 }
             buffer.removeLast(buffer.count - Int(length))
             return buffer
         }

@@ -2,6 +2,7 @@
 import CGLib
 import CLinux
 import Foundation
+import Synchronization
 
 /// The one GLib main loop thread that libnice agents and the libsoup WebSocket share.
 ///
@@ -15,10 +16,8 @@ import Foundation
 /// - C callbacks (GLib signals, sources) fire on the loop thread; keep them short.
 /// - ``stop()`` quits the loop and joins the thread; closures submitted after that
 ///   are dropped.
+// @unchecked: holds the public `GMainContext*` and the `GMainLoop*` (OpaquePointer), thread-safe GLib objects for the calls used here; the rest is in a Mutex.
 public final class EventLoop: @unchecked Sendable {
-    // All mutable state is in GLib objects, which are themselves thread-safe for the
-    // calls used here (g_main_context_invoke_full, g_main_loop_quit, is_owner).
-
     /// The process-wide loop, started on first use and never stopped.
     public static let shared = EventLoop(name: "peer-glib-loop")
 
@@ -26,8 +25,8 @@ public final class EventLoop: @unchecked Sendable {
     public let context: OpaquePointer
     private let loop: OpaquePointer
     private let finished = DispatchSemaphore(value: 0)
-    private let lock = NSLock()
-    private var stopped = false
+    /// Whether ``stop()`` was called; held while a closure is queued (see `enqueue`).
+    private let stopped = Mutex(false)
 
     /// Starts a new loop thread named `name` and returns once the loop is running.
     public init(name: String) {
@@ -87,9 +86,15 @@ public final class EventLoop: @unchecked Sendable {
     /// lock while attaching guarantees every accepted closure runs: stop() sets the
     /// flag under the same lock before quitting, and the thread drains after quitting.
     private func enqueue(_ body: @escaping @Sendable () -> Void) -> Bool {
-        lock.lock()
-        defer { lock.unlock() }
-        if stopped { return false }
+        stopped.withLock { stopped in
+            if stopped { return false }
+            attachIdle(body)
+            return true
+        }
+    }
+
+    /// Attaches `body` to the context as an idle source (GLib calls only, no Swift code runs).
+    private func attachIdle(_ body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(ClosureBox(body))
         // g_main_context_invoke_full runs inline when the caller owns the context;
         // we always want queue order, so attach an idle source instead.
@@ -105,7 +110,6 @@ public final class EventLoop: @unchecked Sendable {
         })
         g_source_attach(source, context)
         g_source_unref(source)
-        return true
     }
 
     /// Runs `body` on the loop thread and waits for its result. Runs inline when the
@@ -172,10 +176,10 @@ public final class EventLoop: @unchecked Sendable {
     /// Quits the loop and waits for its thread to end. Idempotent; must not be called
     /// from the loop thread itself (it would wait for itself), where it only quits.
     public func stop() {
-        lock.lock()
-        let first = !stopped
-        stopped = true
-        lock.unlock()
+        let first = stopped.withLock { stopped in
+            defer { stopped = true }
+            return !stopped
+        }
         guard first else { return }
         g_main_loop_quit(loop)
         if !isCurrent { finished.wait() }
@@ -193,6 +197,7 @@ public enum EventLoopError: Error, Equatable {
 
 /// The loop's GLib pointers, handed to closures that run on the loop thread
 /// (GMainContext and GMainLoop are thread-safe objects).
+// @unchecked: GLib pointers (OpaquePointer) carried to the loop thread; GMainContext and GMainLoop are thread-safe.
 private struct LoopPointers: @unchecked Sendable {
     let context: OpaquePointer
     let loop: OpaquePointer
@@ -212,6 +217,7 @@ private final class SignalBox {
 /// which blocks the caller until it has run, so no concurrent access happens.
 /// ``run()`` drops the closure before the caller is woken, as
 /// `withoutActuallyEscaping` requires.
+// @unchecked: carries the caller's non-Sendable closure and result to the loop thread and back, ordered by the caller's semaphore wait.
 private final class SyncTransfer<T>: @unchecked Sendable {
     private var body: (() throws -> T)?
     private(set) var value: Result<T, any Error>?

@@ -16,9 +16,8 @@ import EventLoop
 /// Lifetime: libnice's callbacks keep the agent alive until ``close()``, which every
 /// owner must call (it also releases TURN allocations); the agent is freed after that
 /// once the last reference goes.
+// @unchecked: mutable state is confined to the loop thread, where libnice's C callbacks reach it; `agent`/`streamId` are set once in init and read by send() (libnice locks).
 public final class IceAgent: @unchecked Sendable {
-    // Mutable state is confined to the loop thread, except `agent`/`streamId`,
-    // which are set once in init and read by send().
 
     let loop: EventLoop
     /// The configuration the agent was made with.
@@ -553,6 +552,7 @@ public final class IceAgent: @unchecked Sendable {
 }
 
 /// The agent's GObject, handed to the loop thread for its last unref.
+// @unchecked: a raw GObject pointer crossing to the loop thread; GObject reference counting is thread-safe.
 private struct AgentObject: @unchecked Sendable {
     let pointer: UnsafeMutableRawPointer
 }

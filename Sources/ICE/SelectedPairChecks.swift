@@ -19,6 +19,7 @@ import EventLoop
 /// the same in effect: libwebrtc keeps pinging the selected connection throughout.
 ///
 /// Confined to the loop thread of its agent (every method is called there).
+// @unchecked: confined to the agent's loop thread; its timer's @Sendable closure (run there) captures it.
 final class SelectedPairChecks: @unchecked Sendable {
     /// What a request needs (RFC 8445 §7.2.2): our ufrag, the peer's ufrag and password
     /// (the MESSAGE-INTEGRITY key), our role and the PRIORITY of our candidate as a

@@ -1,6 +1,6 @@
 // Media file I/O shared by the readers and writers of this module (IVF, Ogg Opus, WAV,
 // Y4M): MediaIOError, MediaFileDescriptor (POSIX open/pread/pwrite/write, no buffering),
-// the typed-error lock helper, monotonic seconds and 128-bit rescaling.
+// monotonic seconds and 128-bit rescaling.
 
 import Foundation
 #if canImport(Glibc)
@@ -101,15 +101,6 @@ final class MediaFileDescriptor {
         let result = Glibc.close(fd)
         fd = -1
         guard result == 0 else { throw MediaIOError(path: path, operation: "close", code: errno) }
-    }
-}
-
-extension NSLock {
-    /// Runs `body` holding the lock, keeping its typed error.
-    func mediaLocked<T, E: Error>(_ body: () throws(E) -> T) throws(E) -> T {
-        lock()
-        defer { unlock() }
-        return try body()
     }
 }
 

@@ -20,8 +20,9 @@ import Foundation
 /// ``stop()`` then ``start()`` starts a new run: work the old run had queued is
 /// recognised by its generation number and dropped, so the two runs never overlap.
 ///
-/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `thread`;
-/// the mutable state is confined to it, hence `@unchecked Sendable`.
+/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `thread`, and the
+/// mutable state is confined to it.
+// @unchecked: the non-Sendable callbacks and the state are touched only by work queued on `thread`.
 public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     /// The thread every callback runs on.
     public let thread: MediaThread

@@ -79,8 +79,8 @@ public final class MediaThread: Sendable {
 }
 
 /// The queues and the thread's loop, shared by the thread and its ``MediaThread``.
+// @unchecked: every stored var is guarded by `condition`'s pthread mutex, not a `Mutex` (which has no monotonic timed wait).
 private final class State: @unchecked Sendable {
-    // @unchecked: every stored var is read and written with `condition` locked.
     private let condition = MonotonicCondition()
     private var ready: [@Sendable () -> Void] = []
     /// Items with a deadline, in order of (deadline, sequence).
@@ -89,7 +89,8 @@ private final class State: @unchecked Sendable {
     private var stopping = false
     private var ended = false
     private var threadID: pthread_t?
-    /// Serialises ``MediaThread/sync(_:)`` callers once the thread has ended.
+    /// Serialises ``MediaThread/sync(_:)`` callers once the thread has ended (an NSLock, not a
+    /// `Mutex`: it guards no state, and `Mutex.withLock` would need the caller's result `sending`).
     let afterStop = NSLock()
 
     var isCurrent: Bool {
@@ -197,8 +198,8 @@ private final class State: @unchecked Sendable {
 /// A mutex and a condition variable whose timed wait runs on the monotonic clock
 /// (`pthread_condattr_setclock(CLOCK_MONOTONIC)`): a wall-clock step (NTP, a resumed VM)
 /// neither lengthens nor shortens a wait. NSCondition's timed wait is on the wall clock.
+// @unchecked: holds pthread mutex/condition pointers (thread-safe C objects whose storage never moves), for the monotonic timed wait.
 private final class MonotonicCondition: @unchecked Sendable {
-    // @unchecked: the pthread objects are thread-safe; their storage never moves.
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let cond = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
 
@@ -245,11 +246,11 @@ private final class MonotonicCondition: @unchecked Sendable {
 }
 
 /// One ``MediaThread/sync(_:)`` call: the work, its result and the wait for it.
+/// `work` and `result` are touched by the waiting caller and the media thread only on either
+/// side of the semaphore, which orders them. The work is dropped before the caller is woken:
+/// it is the caller's non-escaping closure (`withoutActuallyEscaping`), which must not outlive the call.
+// @unchecked: carries the caller's non-Sendable closure and result to the media thread and back, ordered by the semaphore.
 private final class SyncCall<T, E: Error>: @unchecked Sendable {
-    // @unchecked: `work` and `result` are touched by the waiting caller and the media thread
-    // only on either side of the semaphore, which orders them.
-    // The work is dropped before the caller is woken: it is the caller's non-escaping
-    // closure (`withoutActuallyEscaping`), which must not outlive the call.
     private var work: (() throws(E) -> T)?
     private let done = DispatchSemaphore(value: 0)
     private(set) var result: Result<T, E>?

@@ -14,6 +14,7 @@ import Bytes
 import COgg
 import COpus
 import Foundation
+import Synchronization
 
 /// Writes Opus packets to one Ogg Opus file (RFC 7845) through libogg, like pion's
 /// `oggwriter`: it knows nothing of RTP.
@@ -34,8 +35,9 @@ import Foundation
 ///   least every `flushSamples` (default 48000 = 1 s) of audio.
 /// - ``close()`` (and `deinit`) writes the last packet on a page with e_o_s set.
 ///
-/// Thread-safe (a lock serializes calls).
-public final class OggOpusWriter: @unchecked Sendable {
+/// Thread-safe: the file, the libogg stream and the counts live in one `Mutex`, which
+/// serializes calls.
+public final class OggOpusWriter: Sendable {
     /// The file's path.
     public let path: String
     /// The OpusHead written.
@@ -46,29 +48,37 @@ public final class OggOpusWriter: @unchecked Sendable {
     public let flushSamples: Int64
     /// Longest gap (48 kHz samples) filled with loss packets.
     public let maxGapSamples: Int64
-    private let lock = NSLock()
-    private let file: MediaFileDescriptor
-    private let stream: UnsafeMutablePointer<ogg_stream_state>
-    private var open = true
-    private var packetNumber: Int64 = 2
-    private var granule: Int64 = 0
-    private var lastFlushGranule: Int64 = 0
-    private var pending: [UInt8]?  // the last packet, held back for e_o_s
-    private var pendingSamples: Int64 = 0
-    private var nextTimestamp: Int64?
-    private var lastTOC: UInt8?
-    private var given = 0
-    private var _packets = 0, _gapPackets = 0, _late = 0
+    private let state: Mutex<State>
+
+    /// The file, the libogg stream and what has been written.
+    fileprivate struct State {
+        let path: String
+        let head: OpusHead
+        let flushSamples: Int64
+        let maxGapSamples: Int64
+        let file: MediaFileDescriptor
+        let stream: UnsafeMutablePointer<ogg_stream_state>
+        var open = true
+        var packetNumber: Int64 = 2
+        var granule: Int64 = 0
+        var lastFlushGranule: Int64 = 0
+        var pending: [UInt8]?  // the last packet, held back for e_o_s
+        var pendingSamples: Int64 = 0
+        var nextTimestamp: Int64?
+        var lastTOC: UInt8?
+        var given = 0
+        var packets = 0, gapPackets = 0, late = 0
+    }
 
     /// Audio packets given and written (gap-fill packets not counted).
-    public var packetsWritten: Int { lock.mediaLocked { _packets } }
+    public var packetsWritten: Int { state.withLock { $0.packets } }
     /// 1-byte loss packets written to fill timestamp gaps.
-    public var gapPacketsWritten: Int { lock.mediaLocked { _gapPackets } }
+    public var gapPacketsWritten: Int { state.withLock { $0.gapPackets } }
     /// Packets dropped because their timestamp was before the end of the previous one.
-    public var latePacketsDropped: Int { lock.mediaLocked { _late } }
+    public var latePacketsDropped: Int { state.withLock { $0.late } }
     /// Granule position (48 kHz samples including pre-skip) after the packets handed to libogg;
     /// the held-back last packet is not included.
-    public var granulePosition: Int64 { lock.mediaLocked { granule } }
+    public var granulePosition: Int64 { state.withLock { $0.granule } }
 
     /// Creates (or truncates) `path` and writes the OpusHead and OpusTags pages.
     ///
@@ -81,26 +91,35 @@ public final class OggOpusWriter: @unchecked Sendable {
         guard channels == 1 || channels == 2 else { throw .badChannelCount(channels) }
         guard (0...65535).contains(preSkip) else { throw .badPreSkip(preSkip) }
         self.path = path
-        self.head = OpusHead(channels: channels, preSkip: preSkip)
-        self.serial = serial ?? Int32.random(in: Int32.min...Int32.max)
+        let head = OpusHead(channels: channels, preSkip: preSkip)
+        self.head = head
+        let serial = serial ?? Int32.random(in: Int32.min...Int32.max)
+        self.serial = serial
         self.flushSamples = flushSamples
         self.maxGapSamples = maxGapSamples
+        let file: MediaFileDescriptor
         do throws(MediaIOError) { file = try MediaFileDescriptor(path: path, writing: true) } catch { throw .io(error) }
-        stream = .allocate(capacity: 1)
-        guard ogg_stream_init(stream, self.serial) == 0 else {
-            open = false  // deinit deallocates `stream` and skips the clear
-            throw .ogg(call: "ogg_stream_init")
+        var s = State(path: path, head: head, flushSamples: flushSamples, maxGapSamples: maxGapSamples,
+                      file: file, stream: .allocate(capacity: 1))
+        let initialized = ogg_stream_init(s.stream, serial) == 0
+        if !initialized { s.open = false }  // deinit deallocates `stream` and skips the clear
+        state = Mutex(s)
+        // Every stored property is set from here on: a throw runs `deinit`.
+        guard initialized else { throw .ogg(call: "ogg_stream_init") }
+        try state.withLock { s throws(OggOpusError) in
+            try s.packetIn(head.bytes, granule: 0, number: 0, bos: true, eos: false)
+            try s.flushPages()
+            try s.packetIn(OpusTags(comments: comments).bytes, granule: 0, number: 1, bos: false, eos: false)
+            try s.flushPages()
         }
-        try packetIn(head.bytes, granule: 0, number: 0, bos: true, eos: false)
-        try flushPages()
-        try packetIn(OpusTags(comments: comments).bytes, granule: 0, number: 1, bos: false, eos: false)
-        try flushPages()
     }
 
     deinit {
-        try? closeLocked()
-        if open { ogg_stream_clear(stream) }
-        stream.deallocate()
+        state.withLock { s in
+            try? s.close()
+            if s.open { ogg_stream_clear(s.stream) }
+            s.stream.deallocate()
+        }
     }
 
     /// Adds one Opus packet (see the type's comment for gaps and late packets).
@@ -109,35 +128,47 @@ public final class OggOpusWriter: @unchecked Sendable {
     /// packet (nothing is written), ``OggOpusError/closed(path:)``, ``OggOpusError/io(_:)``,
     /// ``OggOpusError/ogg(call:)``.
     public func write(_ packet: EncodedAudioFrame) throws(OggOpusError) {
-        try lock.mediaLocked { () throws(OggOpusError) in
-            guard open else { throw .closed(path: path) }
-            let index = given
-            given += 1
-            guard !packet.data.isEmpty else { throw .badPacket(index: index, timestamp: packet.timestamp, reason: "empty") }
-            let samples = packet.data.withUnsafeBufferPointer { buf -> Int32 in
-                guard let base = buf.baseAddress else { return -1 }
-                return opus_packet_get_nb_samples(base, Int32(clamping: buf.count), 48_000)
-            }
-            guard samples > 0 else {
-                throw .badPacket(index: index, timestamp: packet.timestamp,
-                                 reason: "opus_packet_get_nb_samples returned \(samples)")
-            }
-            if let expected = nextTimestamp {
-                let gap = packet.timestamp - expected
-                if gap < 0 { _late += 1; return }
-                if gap >= 120 && gap <= maxGapSamples { try fillGap(gap) }
-            }
-            try submitPending(eos: false)
-            pending = packet.data
-            pendingSamples = Int64(samples)
-            lastTOC = packet.data[0]
-            nextTimestamp = packet.timestamp + Int64(samples)
-            _packets += 1
+        try state.withLock { s throws(OggOpusError) in try s.write(packet) }
+    }
+
+    /// Writes the held-back last packet on a final page with e_o_s set and closes the
+    /// file; later calls do nothing. With no audio at all, the final page holds one loss
+    /// packet with granule position = pre-skip (zero playback samples).
+    /// Throws ``OggOpusError/io(_:)``, ``OggOpusError/ogg(call:)``.
+    public func close() throws(OggOpusError) {
+        try state.withLock { s throws(OggOpusError) in try s.close() }
+    }
+}
+
+extension OggOpusWriter.State {
+    mutating func write(_ packet: EncodedAudioFrame) throws(OggOpusError) {
+        guard open else { throw .closed(path: path) }
+        let index = given
+        given += 1
+        guard !packet.data.isEmpty else { throw .badPacket(index: index, timestamp: packet.timestamp, reason: "empty") }
+        let samples = packet.data.withUnsafeBufferPointer { buf -> Int32 in
+            guard let base = buf.baseAddress else { return -1 }
+            return opus_packet_get_nb_samples(base, Int32(clamping: buf.count), 48_000)
         }
+        guard samples > 0 else {
+            throw .badPacket(index: index, timestamp: packet.timestamp,
+                             reason: "opus_packet_get_nb_samples returned \(samples)")
+        }
+        if let expected = nextTimestamp {
+            let gap = packet.timestamp - expected
+            if gap < 0 { late += 1; return }
+            if gap >= 120 && gap <= maxGapSamples { try fillGap(gap) }
+        }
+        try submitPending(eos: false)
+        pending = packet.data
+        pendingSamples = Int64(samples)
+        lastTOC = packet.data[0]
+        nextTimestamp = packet.timestamp + Int64(samples)
+        packets += 1
     }
 
     /// Writes loss packets covering `gap` samples (rounded down to 2.5 ms).
-    private func fillGap(_ gap: Int64) throws(OggOpusError) {
+    mutating func fillGap(_ gap: Int64) throws(OggOpusError) {
         try submitPending(eos: false)
         let stereo: UInt8 = head.channels == 2 ? 0x04 : 0
         var left = gap
@@ -157,16 +188,16 @@ public final class OggOpusWriter: @unchecked Sendable {
         }
     }
 
-    private func submitPending(eos: Bool) throws(OggOpusError) {
+    mutating func submitPending(eos: Bool) throws(OggOpusError) {
         guard let data = pending else { return }
         pending = nil
         try packetInAudio(data, samples: pendingSamples, eos: eos)
     }
 
     /// Hands one audio packet to libogg, writes full pages, and flushes once per `flushSamples`.
-    private func packetInAudio(_ data: [UInt8], samples: Int64, eos: Bool, isGap: Bool = false) throws(OggOpusError) {
+    mutating func packetInAudio(_ data: [UInt8], samples: Int64, eos: Bool, isGap: Bool = false) throws(OggOpusError) {
         granule += samples
-        if isGap { _gapPackets += 1 }
+        if isGap { gapPackets += 1 }
         try packetIn(data, granule: granule, number: packetNumber, bos: false, eos: eos)
         packetNumber += 1
         if eos || granule - lastFlushGranule >= flushSamples {
@@ -177,7 +208,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         }
     }
 
-    private func packetIn(_ data: [UInt8], granule: Int64, number: Int64, bos: Bool, eos: Bool) throws(OggOpusError) {
+    func packetIn(_ data: [UInt8], granule: Int64, number: Int64, bos: Bool, eos: Bool) throws(OggOpusError) {
         var copy = data
         let count = copy.count
         let result = copy.withUnsafeMutableBufferPointer { buf -> Int32 in
@@ -189,18 +220,18 @@ public final class OggOpusWriter: @unchecked Sendable {
     }
 
     /// Writes the pages libogg has completed.
-    private func pageOut() throws(OggOpusError) {
+    func pageOut() throws(OggOpusError) {
         var page = ogg_page()
         while ogg_stream_pageout(stream, &page) != 0 { try writePage(page) }
     }
 
     /// Writes every buffered packet as pages, the last one possibly short.
-    private func flushPages() throws(OggOpusError) {
+    func flushPages() throws(OggOpusError) {
         var page = ogg_page()
         while ogg_stream_flush(stream, &page) != 0 { try writePage(page) }
     }
 
-    private func writePage(_ page: ogg_page) throws(OggOpusError) {
+    func writePage(_ page: ogg_page) throws(OggOpusError) {
         var bytes = [UInt8]()
         bytes.reserveCapacity(page.header_len + page.body_len)
         if let h = page.header { bytes += UnsafeBufferPointer(start: h, count: page.header_len) }
@@ -208,15 +239,8 @@ public final class OggOpusWriter: @unchecked Sendable {
         do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
     }
 
-    /// Writes the held-back last packet on a final page with e_o_s set and closes the
-    /// file; later calls do nothing. With no audio at all, the final page holds one loss
-    /// packet with granule position = pre-skip (zero playback samples).
-    /// Throws ``OggOpusError/io(_:)``, ``OggOpusError/ogg(call:)``.
-    public func close() throws(OggOpusError) {
-        try lock.mediaLocked { () throws(OggOpusError) in try closeLocked() }
-    }
-
-    private func closeLocked() throws(OggOpusError) {
+    /// Writes the held-back last packet with e_o_s set and closes the file; later calls do nothing.
+    mutating func close() throws(OggOpusError) {
         guard open else { return }
         defer {
             open = false
@@ -225,7 +249,7 @@ public final class OggOpusWriter: @unchecked Sendable {
         }
         if pending != nil {
             try submitPending(eos: true)
-        } else if _packets == 0 {
+        } else if packets == 0 {
             let stereo: UInt8 = head.channels == 2 ? 0x04 : 0
             try packetIn([UInt8(31 << 3) | stereo], granule: Int64(head.preSkip), number: packetNumber, bos: false, eos: true)
             try flushPages()

@@ -5,28 +5,34 @@ import Synchronization
 /// An Opus decoder (RFC 6716) over libopus at 48 kHz, with packet-loss concealment and
 /// in-band FEC recovery.
 ///
-/// Thread-safe: every call takes an internal lock.
-public final class OpusDecoder: @unchecked Sendable {
+/// Thread-safe: the libopus decoder, its scratch buffer and the counts live in one `Mutex`,
+/// taken by every call.
+public final class OpusDecoder: Sendable {
     /// Largest packet duration Opus allows: 120 ms at 48 kHz, in samples per channel.
     public static let maxSamplesPerChannel = 5760
 
     /// Channel count of the output: 1 or 2 (libopus mixes or duplicates the packets' channels).
     public let channels: Int
 
-    private let lock = Mutex(())
-    private let decoder: OpaquePointer
-    private var pcm: [Int16]
-    private var next: Int64 = 0
-    private var decoded = 0
-    private var concealed = 0
-    private let template: AudioFrame
+    /// The libopus decoder, the buffer it decodes into, and the counts.
+    fileprivate struct State {
+        let decoder: OpaquePointer
+        let channels: Int
+        let template: AudioFrame
+        var pcm: [Int16]
+        var next: Int64 = 0
+        var decoded = 0
+        var concealed = 0
+    }
+
+    private let state: Mutex<State>
 
     /// 48 kHz timestamp following the last block returned (the default start of a concealed block).
-    public var nextTimestamp: Int64 { lock.withLock { _ in next } }
+    public var nextTimestamp: Int64 { state.withLock { $0.next } }
     /// Samples per channel decoded from packets (FEC recoveries included).
-    public var samplesDecoded: Int { lock.withLock { _ in decoded } }
+    public var samplesDecoded: Int { state.withLock { $0.decoded } }
     /// Samples per channel produced by loss concealment (W3C `concealedSamples`).
-    public var concealedSamples: Int { lock.withLock { _ in concealed } }
+    public var concealedSamples: Int { state.withLock { $0.concealed } }
 
     /// Opens a libopus decoder of `channels` output channels at 48 kHz. Throws
     /// ``OpusCodecError/badChannelCount(_:)`` or ``OpusCodecError/libopus(function:code:message:)``.
@@ -36,18 +42,19 @@ public final class OpusDecoder: @unchecked Sendable {
         guard let dec = opus_decoder_create(Int32(AudioFrame.sampleRate), Int32(channels), &err), err == OPUS_OK else {
             throw OpusCodecError.from("opus_decoder_create", err)
         }
+        let template: AudioFrame
         do {
             template = try AudioFrame(channels: channels, samples: [])
         } catch {
             opus_decoder_destroy(dec)
             throw .badChannelCount(channels)
         }
-        decoder = dec
         self.channels = channels
-        pcm = [Int16](repeating: 0, count: OpusDecoder.maxSamplesPerChannel * channels)
+        state = Mutex(State(decoder: dec, channels: channels, template: template,
+                            pcm: [Int16](repeating: 0, count: OpusDecoder.maxSamplesPerChannel * channels)))
     }
 
-    deinit { opus_decoder_destroy(decoder) }
+    deinit { state.withLock { opus_decoder_destroy($0.decoder) } }
 
     /// Decodes one Opus packet into a block stamped `timestamp` (48 kHz ticks) holding the
     /// packet's whole duration (2.5…120 ms).
@@ -56,11 +63,11 @@ public final class OpusDecoder: @unchecked Sendable {
     /// ``OpusCodecError/libopus(function:code:message:)`` (`opus_strerror` text, e.g.
     /// "corrupted stream") for a packet libopus rejects (RFC 6716 §3.4).
     public func decode(_ packet: [UInt8], timestamp: Int64) throws(OpusCodecError) -> AudioFrame {
-        try lock.withLock { _ throws(OpusCodecError) in
+        try state.withLock { s throws(OpusCodecError) in
             guard !packet.isEmpty else { throw .emptyPacket }
-            let n = try run("opus_decode", packet, samples: OpusDecoder.maxSamplesPerChannel, fec: false)
-            decoded += n
-            return block(n, timestamp: timestamp)
+            let n = try s.run("opus_decode", packet, samples: OpusDecoder.maxSamplesPerChannel, fec: false)
+            s.decoded += n
+            return s.block(n, timestamp: timestamp)
         }
     }
 
@@ -71,11 +78,11 @@ public final class OpusDecoder: @unchecked Sendable {
     /// ``OpusCodecError/badConfiguration(field:value:allowed:)``; libopus failures throw
     /// ``OpusCodecError/libopus(function:code:message:)``.
     public func concealLoss(sampleCount: Int, timestamp: Int64? = nil) throws(OpusCodecError) -> AudioFrame {
-        try lock.withLock { _ throws(OpusCodecError) in
-            try checkCount(sampleCount)
-            let n = try run("opus_decode(PLC)", nil, samples: sampleCount, fec: false)
-            concealed += n
-            return block(n, timestamp: timestamp ?? next)
+        try state.withLock { s throws(OpusCodecError) in
+            try OpusDecoder.checkCount(sampleCount)
+            let n = try s.run("opus_decode(PLC)", nil, samples: sampleCount, fec: false)
+            s.concealed += n
+            return s.block(n, timestamp: timestamp ?? s.next)
         }
     }
 
@@ -87,23 +94,26 @@ public final class OpusDecoder: @unchecked Sendable {
     /// Throws ``OpusCodecError/emptyPacket``, ``OpusCodecError/badConfiguration(field:value:allowed:)``
     /// for a bad `sampleCount`, and ``OpusCodecError/libopus(function:code:message:)``.
     public func decodeFEC(from nextPacket: [UInt8], sampleCount: Int, timestamp: Int64) throws(OpusCodecError) -> AudioFrame {
-        try lock.withLock { _ throws(OpusCodecError) in
+        try state.withLock { s throws(OpusCodecError) in
             guard !nextPacket.isEmpty else { throw .emptyPacket }
-            try checkCount(sampleCount)
-            let n = try run("opus_decode(FEC)", nextPacket, samples: sampleCount, fec: true)
-            decoded += n
-            return block(n, timestamp: timestamp)
+            try OpusDecoder.checkCount(sampleCount)
+            let n = try s.run("opus_decode(FEC)", nextPacket, samples: sampleCount, fec: true)
+            s.decoded += n
+            return s.block(n, timestamp: timestamp)
         }
     }
 
-    private func checkCount(_ sampleCount: Int) throws(OpusCodecError) {
+    private static func checkCount(_ sampleCount: Int) throws(OpusCodecError) {
         guard sampleCount > 0, sampleCount <= OpusDecoder.maxSamplesPerChannel, sampleCount % 120 == 0 else {
             throw .badConfiguration(field: "sampleCount", value: sampleCount, allowed: "120…5760 in steps of 120")
         }
     }
+}
 
+extension OpusDecoder.State {
     /// Calls `opus_decode` into the scratch buffer; returns samples per channel.
-    private func run(_ name: String, _ packet: [UInt8]?, samples: Int, fec: Bool) throws(OpusCodecError) -> Int {
+    mutating func run(_ name: String, _ packet: [UInt8]?, samples: Int, fec: Bool) throws(OpusCodecError) -> Int {
+        let decoder = self.decoder
         let result: Int32 = pcm.withUnsafeMutableBufferPointer { out in
             guard let dst = out.baseAddress else { return OPUS_BAD_ARG }
             if let packet {
@@ -118,7 +128,7 @@ public final class OpusDecoder: @unchecked Sendable {
     }
 
     /// Wraps the first `n` samples per channel of the scratch buffer as a block and advances ``nextTimestamp``.
-    private func block(_ n: Int, timestamp: Int64) -> AudioFrame {
+    mutating func block(_ n: Int, timestamp: Int64) -> AudioFrame {
         var frame = template
         frame.samples = Array(pcm[0..<(n * channels)])
         frame.timestamp = timestamp

@@ -88,17 +88,21 @@ public struct OpusEncoderConfiguration: Sendable, Equatable {
 
 /// An Opus encoder (RFC 6716) over libopus at 48 kHz.
 ///
-/// Thread-safe: every call takes an internal lock.
-public final class OpusEncoder: @unchecked Sendable {
+/// Thread-safe: the libopus encoder and its output buffer live in one `Mutex`, taken by every call.
+public final class OpusEncoder: Sendable {
     /// The configuration the encoder was opened with.
     public let configuration: OpusEncoderConfiguration
     /// The encoder's delay in 48 kHz samples per channel (`OPUS_GET_LOOKAHEAD`): the number
     /// of decoded samples to drop at the start, the Ogg Opus pre-skip (RFC 7845 §5.1).
     public let lookahead: Int
 
-    private let lock = Mutex(())
-    private let encoder: OpaquePointer
-    private var output = [UInt8](repeating: 0, count: 4000)
+    /// The libopus encoder and the buffer it encodes into.
+    private struct State {
+        let encoder: OpaquePointer
+        var output = [UInt8](repeating: 0, count: 4000)
+    }
+
+    private let state: Mutex<State>
 
     /// Opens a libopus encoder.
     ///
@@ -142,12 +146,12 @@ public final class OpusEncoder: @unchecked Sendable {
             opus_encoder_destroy(enc)
             throw OpusCodecError.from("OPUS_GET_LOOKAHEAD", code)
         }
-        encoder = enc
+        state = Mutex(State(encoder: enc))
         self.configuration = c
         lookahead = Int(look)
     }
 
-    deinit { opus_encoder_destroy(encoder) }
+    deinit { state.withLock { opus_encoder_destroy($0.encoder) } }
 
     /// Encodes exactly one frame duration of samples (``OpusEncoderConfiguration/samplesPerFrame``
     /// per channel) into one Opus packet carrying the block's timestamp and sample count.
@@ -157,7 +161,7 @@ public final class OpusEncoder: @unchecked Sendable {
     /// ``OpusCodecError/wrongSampleCount(expected:actual:)`` and
     /// ``OpusCodecError/libopus(function:code:message:)`` when `opus_encode` fails.
     public func encode(_ frame: AudioFrame) throws(OpusCodecError) -> EncodedAudioFrame {
-        try lock.withLock { _ throws(OpusCodecError) in
+        try state.withLock { s throws(OpusCodecError) in
             guard frame.channels == configuration.channels else {
                 throw .channelMismatch(expected: configuration.channels, actual: frame.channels)
             }
@@ -165,15 +169,16 @@ public final class OpusEncoder: @unchecked Sendable {
             guard frame.samplesPerChannel == n, frame.samples.count == n * frame.channels else {
                 throw .wrongSampleCount(expected: n, actual: frame.samplesPerChannel)
             }
-            let capacity = output.count
+            let capacity = s.output.count
+            let encoder = s.encoder
             let result = frame.samples.withUnsafeBufferPointer { pcm in
-                output.withUnsafeMutableBufferPointer { out -> Int32 in
+                s.output.withUnsafeMutableBufferPointer { out -> Int32 in
                     guard let src = pcm.baseAddress, let dst = out.baseAddress else { return OPUS_BAD_ARG }
                     return opus_encode(encoder, src, Int32(n), dst, Int32(capacity))
                 }
             }
             guard result > 0 else { throw OpusCodecError.from("opus_encode", result) }
-            return EncodedAudioFrame(data: Array(output[0..<Int(result)]), sampleCount: n, timestamp: frame.timestamp)
+            return EncodedAudioFrame(data: Array(s.output[0..<Int(result)]), sampleCount: n, timestamp: frame.timestamp)
         }
     }
 }

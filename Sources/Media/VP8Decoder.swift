@@ -31,8 +31,8 @@ public struct VP8DecodedFrame: Sendable, Equatable {
 /// as corrupt come back with ``VP8DecodedFrame/isCorrupt`` set and count in
 /// ``corruptFrames``. No input crashes the decoder.
 ///
-/// Thread-safe: every call takes an internal lock.
-public final class VP8Decoder: @unchecked Sendable {
+/// Thread-safe: the libvpx context and the counts live in one `Mutex`, taken by every call.
+public final class VP8Decoder: Sendable {
     private struct Counters {
         var framesDecoded = 0
         var keyFramesDecoded = 0
@@ -42,23 +42,27 @@ public final class VP8Decoder: @unchecked Sendable {
         var sawKeyframe = false
     }
 
-    private let lock = Mutex(())
-    private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
-    /// True after a successful `vpx_codec_dec_init`: `deinit` destroys the context only then
-    /// and frees `ctx` exactly once (also after a failed init, when Swift runs `deinit`).
-    private var isOpen = false
-    private var counters = Counters()
+    /// The libvpx context and the counts.
+    private struct State {
+        let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+        /// True after a successful `vpx_codec_dec_init`: `deinit` destroys the context only then
+        /// and frees `ctx` exactly once (also after a failed init, when Swift runs `deinit`).
+        var isOpen = false
+        var counters = Counters()
+    }
+
+    private let state: Mutex<State>
 
     /// Frames decoded and returned (W3C `framesDecoded`), corrupt ones included.
-    public var framesDecoded: Int { lock.withLock { _ in counters.framesDecoded } }
+    public var framesDecoded: Int { state.withLock { $0.counters.framesDecoded } }
     /// Key frames decoded (W3C `keyFramesDecoded`).
-    public var keyFramesDecoded: Int { lock.withLock { _ in counters.keyFramesDecoded } }
+    public var keyFramesDecoded: Int { state.withLock { $0.counters.keyFramesDecoded } }
     /// Frames libvpx decoded but reported corrupt (`VP8D_GET_FRAME_CORRUPTED`).
-    public var corruptFrames: Int { lock.withLock { _ in counters.corruptFrames } }
+    public var corruptFrames: Int { state.withLock { $0.counters.corruptFrames } }
     /// Width in pixels of the last decoded frame; nil before the first.
-    public var width: Int? { lock.withLock { _ in counters.width } }
+    public var width: Int? { state.withLock { $0.counters.width } }
     /// Height in pixels of the last decoded frame; nil before the first.
-    public var height: Int? { lock.withLock { _ in counters.height } }
+    public var height: Int? { state.withLock { $0.counters.height } }
 
     /// Opens a libvpx VP8 decoder. Throws ``VP8CodecError/libvpx(function:code:message:detail:)``
     /// when libvpx refuses.
@@ -68,22 +72,32 @@ public final class VP8Decoder: @unchecked Sendable {
 
     /// Opens a decoder, making `vpx_codec_dec_init` fail when `fault` is `.initialize` (tests).
     init(fault: VP8CodecFault?) throws(VP8CodecError) {
-        ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
-        ctx.initialize(to: vpx_codec_ctx_t())
+        state = Mutex(State(ctx: Self.newContext()))
         // Every stored property is set from here on: a throw runs `deinit`, which frees `ctx`.
-        guard let iface = vpx_codec_vp8_dx() else {
-            throw .libvpx(function: "vpx_codec_vp8_dx", code: -1, message: "no VP8 decoder in libvpx", detail: "")
+        try state.withLock { s throws(VP8CodecError) in
+            guard let iface = vpx_codec_vp8_dx() else {
+                throw .libvpx(function: "vpx_codec_vp8_dx", code: -1, message: "no VP8 decoder in libvpx", detail: "")
+            }
+            var dcfg = vpx_codec_dec_cfg_t(threads: 1, w: 0, h: 0)
+            let res = fault == .initialize ? VPX_CODEC_MEM_ERROR : peer_vpx_codec_dec_init(s.ctx, iface, &dcfg, 0)
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_dec_init", res, fault == nil ? s.ctx : nil) }
+            s.isOpen = true
         }
-        var dcfg = vpx_codec_dec_cfg_t(threads: 1, w: 0, h: 0)
-        let res = fault == .initialize ? VPX_CODEC_MEM_ERROR : peer_vpx_codec_dec_init(ctx, iface, &dcfg, 0)
-        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_dec_init", res, fault == nil ? ctx : nil) }
-        isOpen = true
+    }
+
+    /// A zeroed `vpx_codec_ctx_t` on the heap.
+    private static func newContext() -> UnsafeMutablePointer<vpx_codec_ctx_t> {
+        let ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
+        ctx.initialize(to: vpx_codec_ctx_t())
+        return ctx
     }
 
     deinit {
-        if isOpen { vpx_codec_destroy(ctx) }
-        ctx.deinitialize(count: 1)
-        ctx.deallocate()
+        state.withLock { s in
+            if s.isOpen { vpx_codec_destroy(s.ctx) }
+            s.ctx.deinitialize(count: 1)
+            s.ctx.deallocate()
+        }
     }
 
     /// Decodes one complete VP8 frame (as the encoder emitted it, or as reassembled from RTP
@@ -97,10 +111,11 @@ public final class VP8Decoder: @unchecked Sendable {
     /// frame, and ``VP8CodecError/libvpx(function:code:message:detail:)`` with libvpx's
     /// error text for data it cannot decode (truncated, garbage).
     public func decode(_ data: [UInt8], timestamp: Int64 = 0) throws(VP8CodecError) -> [VP8DecodedFrame] {
-        try lock.withLock { _ throws(VP8CodecError) in
+        try state.withLock { s throws(VP8CodecError) in
+            let ctx = s.ctx
             guard !data.isEmpty else { throw .emptyInput }
             let isKey = VP8FrameHeader.isKeyframe(data)
-            guard isKey || counters.sawKeyframe else { throw .waitingForKeyframe(byteCount: data.count) }
+            guard isKey || s.counters.sawKeyframe else { throw .waitingForKeyframe(byteCount: data.count) }
             let res = data.withUnsafeBufferPointer { buf in
                 vpx_codec_decode(ctx, buf.baseAddress, UInt32(buf.count), nil, 0)
             }
@@ -108,24 +123,24 @@ public final class VP8Decoder: @unchecked Sendable {
             var corrupt: Int32 = 0
             let corruptRes = peer_vp8d_get_frame_corrupted(ctx, &corrupt)
             let isCorrupt = corruptRes == VPX_CODEC_OK && corrupt != 0
-            if isKey { counters.sawKeyframe = true }
+            if isKey { s.counters.sawKeyframe = true }
             var out: [VP8DecodedFrame] = []
             var iter: vpx_codec_iter_t? = nil
             while let image = vpx_codec_get_frame(ctx, &iter) {
-                guard let frame = copy(image.pointee, timestamp: timestamp) else { continue }
+                guard let frame = Self.copy(image.pointee, timestamp: timestamp) else { continue }
                 out.append(VP8DecodedFrame(frame: frame, isKeyframe: isKey, isCorrupt: isCorrupt))
-                counters.framesDecoded += 1
-                if isKey { counters.keyFramesDecoded += 1 }
-                if isCorrupt { counters.corruptFrames += 1 }
-                counters.width = frame.width
-                counters.height = frame.height
+                s.counters.framesDecoded += 1
+                if isKey { s.counters.keyFramesDecoded += 1 }
+                if isCorrupt { s.counters.corruptFrames += 1 }
+                s.counters.width = frame.width
+                s.counters.height = frame.height
             }
             return out
         }
     }
 
     /// Copies an I420 `vpx_image_t` row by row into a packed ``I420Frame``; nil for other formats.
-    private func copy(_ image: vpx_image_t, timestamp: Int64) -> I420Frame? {
+    private static func copy(_ image: vpx_image_t, timestamp: Int64) -> I420Frame? {
         guard image.fmt == VPX_IMG_FMT_I420 || image.fmt == VPX_IMG_FMT_YV12 else { return nil }
         let width = Int(image.d_w)
         let height = Int(image.d_h)

@@ -122,22 +122,26 @@ public struct VP8EncoderConfiguration: Sendable, Equatable {
 /// size; a different size throws ``VP8CodecError/frameSizeMismatch(expected:actual:)``
 /// (make a new encoder for a new size: the next frame is then a key frame anyway).
 ///
-/// Thread-safe: every call takes an internal lock.
-public final class VP8Encoder: @unchecked Sendable {
+/// Thread-safe: the libvpx context and its settings live in one `Mutex`, taken by every call.
+public final class VP8Encoder: Sendable {
     /// The configuration in force (``setBitrate(kbps:)`` updates `bitrateKbps`).
-    public var configuration: VP8EncoderConfiguration { lock.withLock { _ in config } }
+    public var configuration: VP8EncoderConfiguration { state.withLock { $0.config } }
 
-    private let lock = Mutex(())
-    private var config: VP8EncoderConfiguration
-    private let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
-    /// True between a successful `vpx_codec_enc_init` and `vpx_codec_destroy`: `deinit`
-    /// destroys the context only then, and frees `ctx` exactly once (also after a failed init,
-    /// when Swift runs `deinit` because every stored property was already set).
-    private var isOpen = false
-    private var cfg = vpx_codec_enc_cfg_t()
-    private var keyframeRequested = false
+    private let state: Mutex<State>
     /// Tests only: a libvpx step to make fail (see ``VP8CodecFault``).
     private let fault: VP8CodecFault?
+
+    /// The libvpx context and what configures it.
+    fileprivate struct State {
+        var config: VP8EncoderConfiguration
+        let ctx: UnsafeMutablePointer<vpx_codec_ctx_t>
+        /// True between a successful `vpx_codec_enc_init` and `vpx_codec_destroy`: `deinit`
+        /// destroys the context only then, and frees `ctx` exactly once (also after a failed init,
+        /// when Swift runs `deinit` because every stored property was already set).
+        var isOpen = false
+        var cfg = vpx_codec_enc_cfg_t()
+        var keyframeRequested = false
+    }
 
     /// Opens a libvpx VP8 encoder with `configuration`.
     ///
@@ -151,15 +155,81 @@ public final class VP8Encoder: @unchecked Sendable {
     /// failure paths: libvpx itself never refuses a validated configuration).
     init(configuration: VP8EncoderConfiguration, fault: VP8CodecFault?) throws(VP8CodecError) {
         try configuration.validate()
-        config = configuration
         self.fault = fault
-        ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
+        let ctx = UnsafeMutablePointer<vpx_codec_ctx_t>.allocate(capacity: 1)
         ctx.initialize(to: vpx_codec_ctx_t())
+        state = Mutex(State(config: configuration, ctx: ctx))  // `ctx` is used through `state` only from here
         // On failure `deinit` runs (all stored properties are set) and frees `ctx`; nothing to do here.
-        try open()
+        try state.withLock { s throws(VP8CodecError) in try s.open(fault: fault) }
     }
 
-    private func open() throws(VP8CodecError) {
+    deinit {
+        state.withLock { s in
+            if s.isOpen { vpx_codec_destroy(s.ctx) }
+            s.ctx.deinitialize(count: 1)
+            s.ctx.deallocate()
+        }
+    }
+
+    /// Encodes one frame; returns the VP8 frames libvpx emitted for it (one, with lag 0 and
+    /// frame dropping off), each with the input's 90 kHz timestamp, `isKeyframe` from
+    /// `VPX_FRAME_IS_KEY`, and width/height read from a key frame's header (RFC 6386 §9.1).
+    ///
+    /// `forceKeyframe` (or an earlier ``requestKeyframe()``) makes this frame a key frame.
+    /// Timestamps should grow by about `90 000 / frameRate` per frame: libvpx accepts any
+    /// order, but its rate control budgets bits from the gaps (a long gap gives a big frame).
+    /// Throws ``VP8CodecError/frameSizeMismatch(expected:actual:)`` when the frame's size is
+    /// not the configured one, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
+    /// `vpx_codec_encode` fails.
+    public func encode(_ frame: I420Frame, forceKeyframe: Bool = false) throws(VP8CodecError) -> [EncodedVideoFrame] {
+        try state.withLock { s throws(VP8CodecError) in try s.encode(frame, forceKeyframe: forceKeyframe) }
+    }
+
+    /// Makes the next ``encode(_:forceKeyframe:)`` produce a key frame (after a PLI or FIR
+    /// from the receiver, RFC 4585 §6.3.1).
+    public func requestKeyframe() {
+        state.withLock { $0.keyframeRequested = true }
+    }
+
+    /// Changes the target bit rate at run time (`vpx_codec_enc_config_set`); takes effect
+    /// from the next frame. Throws ``VP8CodecError/badConfiguration(field:value:allowed:)``
+    /// outside 1…100 000 kbit/s, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
+    /// libvpx refuses.
+    public func setBitrate(kbps: Int) throws(VP8CodecError) {
+        try state.withLock { s throws(VP8CodecError) in
+            guard (1...100_000).contains(kbps) else {
+                throw .badConfiguration(field: "bitrateKbps", value: kbps, allowed: "1…100000")
+            }
+            s.cfg.rc_target_bitrate = UInt32(kbps)
+            let res = vpx_codec_enc_config_set(s.ctx, &s.cfg)
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_config_set", res, s.ctx) }
+            s.config.bitrateKbps = kbps
+        }
+    }
+
+    /// Asks libvpx for any frames it still holds (none with lag 0) and returns them.
+    /// Throws ``VP8CodecError/libvpx(function:code:message:detail:)`` when libvpx refuses.
+    public func flush() throws(VP8CodecError) -> [EncodedVideoFrame] {
+        try state.withLock { s throws(VP8CodecError) in
+            let res = vpx_codec_encode(s.ctx, nil, -1, 0, 0, peer_vpx_dl_realtime)
+            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_encode(flush)", res, s.ctx) }
+            return s.drain()
+        }
+    }
+
+    /// The quantizer index (0…63) libvpx used for the last frame (`VP8E_GET_LAST_QUANTIZER_64`),
+    /// nil when libvpx does not answer.
+    public var lastQuantizer: Int? {
+        state.withLock { s in
+            var q: Int32 = 0
+            return peer_vp8e_get_last_quantizer_64(s.ctx, &q) == VPX_CODEC_OK ? Int(q) : nil
+        }
+    }
+}
+
+extension VP8Encoder.State {
+    /// Configures and opens the libvpx context (once, from `init`).
+    mutating func open(fault: VP8CodecFault?) throws(VP8CodecError) {
         guard let iface = vpx_codec_vp8_cx() else {
             throw .libvpx(function: "vpx_codec_vp8_cx", code: -1, message: "no VP8 encoder in libvpx", detail: "")
         }
@@ -190,13 +260,15 @@ public final class VP8Encoder: @unchecked Sendable {
         guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_init", res, fault == nil ? ctx : nil) }
         isOpen = true
         // Controls as WebRTC's real-time VP8 encoder sets them.
+        let ctx = self.ctx
+        let cpuUsed = Int32(config.cpuUsed)
         let maxIntraPct = UInt32(max(300, 600 / 2 * config.frameRate / 10))
         let controls: [(String, () -> vpx_codec_err_t)] = [
-            ("VP8E_SET_CPUUSED", { peer_vp8e_set_cpuused(self.ctx, Int32(self.config.cpuUsed)) }),
-            ("VP8E_SET_STATIC_THRESHOLD", { peer_vp8e_set_static_threshold(self.ctx, 1) }),
-            ("VP8E_SET_NOISE_SENSITIVITY", { peer_vp8e_set_noise_sensitivity(self.ctx, 0) }),
-            ("VP8E_SET_TOKEN_PARTITIONS", { peer_vp8e_set_token_partitions(self.ctx, 0) }),
-            ("VP8E_SET_MAX_INTRA_BITRATE_PCT", { peer_vp8e_set_max_intra_bitrate_pct(self.ctx, maxIntraPct) }),
+            ("VP8E_SET_CPUUSED", { peer_vp8e_set_cpuused(ctx, cpuUsed) }),
+            ("VP8E_SET_STATIC_THRESHOLD", { peer_vp8e_set_static_threshold(ctx, 1) }),
+            ("VP8E_SET_NOISE_SENSITIVITY", { peer_vp8e_set_noise_sensitivity(ctx, 0) }),
+            ("VP8E_SET_TOKEN_PARTITIONS", { peer_vp8e_set_token_partitions(ctx, 0) }),
+            ("VP8E_SET_MAX_INTRA_BITRATE_PCT", { peer_vp8e_set_max_intra_bitrate_pct(ctx, maxIntraPct) }),
         ]
         for (name, call) in controls {
             let r = fault == .control(name) ? VPX_CODEC_INVALID_PARAM : call()
@@ -209,97 +281,39 @@ public final class VP8Encoder: @unchecked Sendable {
         }
     }
 
-    deinit {
-        if isOpen { vpx_codec_destroy(ctx) }
-        ctx.deinitialize(count: 1)
-        ctx.deallocate()
-    }
-
-    /// Encodes one frame; returns the VP8 frames libvpx emitted for it (one, with lag 0 and
-    /// frame dropping off), each with the input's 90 kHz timestamp, `isKeyframe` from
-    /// `VPX_FRAME_IS_KEY`, and width/height read from a key frame's header (RFC 6386 §9.1).
-    ///
-    /// `forceKeyframe` (or an earlier ``requestKeyframe()``) makes this frame a key frame.
-    /// Timestamps should grow by about `90 000 / frameRate` per frame: libvpx accepts any
-    /// order, but its rate control budgets bits from the gaps (a long gap gives a big frame).
-    /// Throws ``VP8CodecError/frameSizeMismatch(expected:actual:)`` when the frame's size is
-    /// not the configured one, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
-    /// `vpx_codec_encode` fails.
-    public func encode(_ frame: I420Frame, forceKeyframe: Bool = false) throws(VP8CodecError) -> [EncodedVideoFrame] {
-        try lock.withLock { _ throws(VP8CodecError) in
-            guard frame.width == config.width, frame.height == config.height, frame.data.count == frame.byteCount else {
-                throw .frameSizeMismatch(expected: "\(config.width)x\(config.height)",
-                                         actual: "\(frame.width)x\(frame.height) (\(frame.data.count) bytes)")
+    mutating func encode(_ frame: I420Frame, forceKeyframe: Bool) throws(VP8CodecError) -> [EncodedVideoFrame] {
+        guard frame.width == config.width, frame.height == config.height, frame.data.count == frame.byteCount else {
+            throw .frameSizeMismatch(expected: "\(config.width)x\(config.height)",
+                                     actual: "\(frame.width)x\(frame.height) (\(frame.data.count) bytes)")
+        }
+        var flags: vpx_enc_frame_flags_t = 0
+        if forceKeyframe || keyframeRequested { flags |= vpx_enc_frame_flags_t(peer_vpx_eflag_force_kf) }
+        keyframeRequested = false
+        let duration = UInt(max(1, 90_000 / config.frameRate))
+        let ctx = self.ctx
+        let res: vpx_codec_err_t = frame.data.withUnsafeBufferPointer { buf in
+            guard let base = buf.baseAddress else { return VPX_CODEC_INVALID_PARAM }
+            let bytes = UnsafeMutablePointer(mutating: base)
+            var image = vpx_image_t()
+            guard vpx_img_wrap(&image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1, bytes) != nil else {
+                return VPX_CODEC_INVALID_PARAM
             }
-            var flags: vpx_enc_frame_flags_t = 0
-            if forceKeyframe || keyframeRequested { flags |= vpx_enc_frame_flags_t(peer_vpx_eflag_force_kf) }
-            keyframeRequested = false
-            let duration = UInt(max(1, 90_000 / config.frameRate))
-            let res: vpx_codec_err_t = frame.data.withUnsafeBufferPointer { buf in
-                guard let base = buf.baseAddress else { return VPX_CODEC_INVALID_PARAM }
-                let bytes = UnsafeMutablePointer(mutating: base)
-                var image = vpx_image_t()
-                guard vpx_img_wrap(&image, VPX_IMG_FMT_I420, UInt32(frame.width), UInt32(frame.height), 1, bytes) != nil else {
-                    return VPX_CODEC_INVALID_PARAM
-                }
-                // Our planes are packed with no padding; vpx_img_wrap rounds odd sizes up, so set
-                // the planes and strides explicitly.
-                image.planes.0 = bytes
-                image.planes.1 = bytes + frame.uOffset
-                image.planes.2 = bytes + frame.vOffset
-                image.stride.0 = Int32(frame.width)
-                image.stride.1 = Int32(frame.chromaWidth)
-                image.stride.2 = Int32(frame.chromaWidth)
-                return vpx_codec_encode(ctx, &image, frame.timestamp, duration, flags, peer_vpx_dl_realtime)
-            }
-            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_encode", res, ctx) }
-            return drain()
+            // Our planes are packed with no padding; vpx_img_wrap rounds odd sizes up, so set
+            // the planes and strides explicitly.
+            image.planes.0 = bytes
+            image.planes.1 = bytes + frame.uOffset
+            image.planes.2 = bytes + frame.vOffset
+            image.stride.0 = Int32(frame.width)
+            image.stride.1 = Int32(frame.chromaWidth)
+            image.stride.2 = Int32(frame.chromaWidth)
+            return vpx_codec_encode(ctx, &image, frame.timestamp, duration, flags, peer_vpx_dl_realtime)
         }
-    }
-
-    /// Makes the next ``encode(_:forceKeyframe:)`` produce a key frame (after a PLI or FIR
-    /// from the receiver, RFC 4585 §6.3.1).
-    public func requestKeyframe() {
-        lock.withLock { _ in keyframeRequested = true }
-    }
-
-    /// Changes the target bit rate at run time (`vpx_codec_enc_config_set`); takes effect
-    /// from the next frame. Throws ``VP8CodecError/badConfiguration(field:value:allowed:)``
-    /// outside 1…100 000 kbit/s, ``VP8CodecError/libvpx(function:code:message:detail:)`` when
-    /// libvpx refuses.
-    public func setBitrate(kbps: Int) throws(VP8CodecError) {
-        try lock.withLock { _ throws(VP8CodecError) in
-            guard (1...100_000).contains(kbps) else {
-                throw .badConfiguration(field: "bitrateKbps", value: kbps, allowed: "1…100000")
-            }
-            cfg.rc_target_bitrate = UInt32(kbps)
-            let res = vpx_codec_enc_config_set(ctx, &cfg)
-            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_enc_config_set", res, ctx) }
-            config.bitrateKbps = kbps
-        }
-    }
-
-    /// Asks libvpx for any frames it still holds (none with lag 0) and returns them.
-    /// Throws ``VP8CodecError/libvpx(function:code:message:detail:)`` when libvpx refuses.
-    public func flush() throws(VP8CodecError) -> [EncodedVideoFrame] {
-        try lock.withLock { _ throws(VP8CodecError) in
-            let res = vpx_codec_encode(ctx, nil, -1, 0, 0, peer_vpx_dl_realtime)
-            guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_encode(flush)", res, ctx) }
-            return drain()
-        }
-    }
-
-    /// The quantizer index (0…63) libvpx used for the last frame (`VP8E_GET_LAST_QUANTIZER_64`),
-    /// nil when libvpx does not answer.
-    public var lastQuantizer: Int? {
-        lock.withLock { _ in
-            var q: Int32 = 0
-            return peer_vp8e_get_last_quantizer_64(ctx, &q) == VPX_CODEC_OK ? Int(q) : nil
-        }
+        guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_encode", res, ctx) }
+        return drain()
     }
 
     /// Takes every compressed-frame packet from `vpx_codec_get_cx_data`.
-    private func drain() -> [EncodedVideoFrame] {
+    func drain() -> [EncodedVideoFrame] {
         var out: [EncodedVideoFrame] = []
         var iter: vpx_codec_iter_t? = nil
         while let pkt = vpx_codec_get_cx_data(ctx, &iter) {

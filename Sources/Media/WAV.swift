@@ -1,6 +1,7 @@
 // WAV: the RIFF WAVE reader and writer for 16-bit PCM (a source and a sink).
 import Foundation
 import Bytes
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -81,8 +82,8 @@ public enum WAVError: Error, Equatable, CustomStringConvertible {
 ///   in writes of at most one second from one reused buffer; a frame at or before that
 ///   end is appended as is.
 ///
-/// Thread-safe (a lock serializes calls).
-public final class WAVWriter: @unchecked Sendable {
+/// Thread-safe: the file and the counts live in one `Mutex`, which serializes calls.
+public final class WAVWriter: Sendable {
     /// The file's path.
     public let path: String
     /// Channels in the file (1 or 2).
@@ -91,19 +92,28 @@ public final class WAVWriter: @unchecked Sendable {
     public let sizeUpdateInterval: Double
     /// Longest timestamp gap (48 kHz samples) filled with silence.
     public let maxGapSamples: Int64
-    private let lock = NSLock()
-    private let file: MediaFileDescriptor
-    private var dataBytes: Int64 = 0
-    private var lastSizeWrite: Double
-    private var nextTimestamp: Int64?
-    /// Zeros for gap silence, at most one second, reused.
-    private var silence: [UInt8] = []
+    private let state: Mutex<State>
+
+    /// The file and what has been written to it.
+    fileprivate struct State {
+        let path: String
+        let channels: Int
+        let sizeUpdateInterval: Double
+        let maxGapSamples: Int64
+        let file: MediaFileDescriptor
+        var dataBytes: Int64 = 0
+        var lastSizeWrite: Double
+        var nextTimestamp: Int64?
+        /// Zeros for gap silence, at most one second, reused.
+        var silence: [UInt8] = []
+        var largestAppend = 0
+    }
+
     /// Largest single append so far in bytes (tests: gap silence is written in pieces).
-    var largestAppend: Int { lock.mediaLocked { _largestAppend } }
-    private var _largestAppend = 0
+    var largestAppend: Int { state.withLock { $0.largestAppend } }
 
     /// Samples per channel written so far (gap silence included).
-    public var samplesPerChannelWritten: Int64 { lock.mediaLocked { dataBytes / Int64(2 * channels) } }
+    public var samplesPerChannelWritten: Int64 { state.withLock { $0.dataBytes } / Int64(2 * channels) }
 
     /// The 44-byte header of a 16-bit 48 kHz PCM file of `channels` and `dataBytes`.
     public static func header(channels: Int, dataBytes: Int64) -> [UInt8] {
@@ -133,48 +143,59 @@ public final class WAVWriter: @unchecked Sendable {
         self.channels = channels
         self.sizeUpdateInterval = sizeUpdateInterval
         self.maxGapSamples = maxGapSamples
+        let file: MediaFileDescriptor
         do throws(MediaIOError) {
             file = try MediaFileDescriptor(path: path, writing: true)
             try file.append(WAVWriter.header(channels: channels, dataBytes: 0))
         } catch { throw .io(error) }
-        lastSizeWrite = mediaMonotonicSeconds()
+        state = Mutex(State(path: path, channels: channels, sizeUpdateInterval: sizeUpdateInterval,
+                            maxGapSamples: maxGapSamples, file: file, lastSizeWrite: mediaMonotonicSeconds()))
     }
 
-    deinit { try? closeLocked() }
+    deinit { state.withLock { try? $0.close() } }
 
     /// Appends one block of samples. Throws ``WAVError/channelMismatch(expected:got:)``,
     /// ``WAVError/closed(path:)``, ``WAVError/io(_:)``.
     public func write(_ frame: AudioFrame) throws(WAVError) {
-        try lock.mediaLocked { () throws(WAVError) in
-            guard file.isOpen else { throw .closed(path: path) }
-            guard frame.channels == channels else { throw .channelMismatch(expected: channels, got: frame.channels) }
-            var gap: Int64 = 0
-            if let expected = nextTimestamp, frame.timestamp > expected, frame.timestamp - expected <= maxGapSamples {
-                gap = frame.timestamp - expected
-            }
-            if gap > 0 { try writeSilence(samplesPerChannel: gap) }
-            var w = ByteWriter(capacity: frame.samples.count * 2)
-            for s in frame.samples { w.u16le(UInt16(bitPattern: s)) }
-            try append(w.bytes)
-            nextTimestamp = max(nextTimestamp ?? .min, frame.timestamp + Int64(frame.samplesPerChannel))
-            let now = mediaMonotonicSeconds()
-            if now - lastSizeWrite >= sizeUpdateInterval {
-                try writeSizes()
-                lastSizeWrite = now
-            }
+        try state.withLock { s throws(WAVError) in try s.write(frame) }
+    }
+
+    /// Rewrites the sizes and closes the file; later calls do nothing. Throws ``WAVError/io(_:)``.
+    public func close() throws(WAVError) {
+        try state.withLock { s throws(WAVError) in try s.close() }
+    }
+}
+
+extension WAVWriter.State {
+    mutating func write(_ frame: AudioFrame) throws(WAVError) {
+        guard file.isOpen else { throw .closed(path: path) }
+        guard frame.channels == channels else { throw .channelMismatch(expected: channels, got: frame.channels) }
+        var gap: Int64 = 0
+        if let expected = nextTimestamp, frame.timestamp > expected, frame.timestamp - expected <= maxGapSamples {
+            gap = frame.timestamp - expected
+        }
+        if gap > 0 { try writeSilence(samplesPerChannel: gap) }
+        var w = ByteWriter(capacity: frame.samples.count * 2)
+        for s in frame.samples { w.u16le(UInt16(bitPattern: s)) }
+        try append(w.bytes)
+        nextTimestamp = max(nextTimestamp ?? .min, frame.timestamp + Int64(frame.samplesPerChannel))
+        let now = mediaMonotonicSeconds()
+        if now - lastSizeWrite >= sizeUpdateInterval {
+            try writeSizes()
+            lastSizeWrite = now
         }
     }
 
-    /// Appends `bytes` and counts them (lock held).
-    private func append(_ bytes: [UInt8]) throws(WAVError) {
+    /// Appends `bytes` and counts them.
+    mutating func append(_ bytes: [UInt8]) throws(WAVError) {
         do throws(MediaIOError) { try file.append(bytes) } catch { throw .io(error) }
         dataBytes += Int64(bytes.count)
-        _largestAppend = max(_largestAppend, bytes.count)
+        largestAppend = max(largestAppend, bytes.count)
     }
 
     /// Writes `samplesPerChannel` of silence in writes of at most one second, from one
     /// reused zero buffer (a 10-minute gap of stereo is 115 MB: never allocated at once).
-    private func writeSilence(samplesPerChannel: Int64) throws(WAVError) {
+    mutating func writeSilence(samplesPerChannel: Int64) throws(WAVError) {
         let bytesPerSample = Int64(2 * channels)
         var left = samplesPerChannel * bytesPerSample
         let chunk = Int(min(left, Int64(AudioFrame.sampleRate) * bytesPerSample))
@@ -186,7 +207,7 @@ public final class WAVWriter: @unchecked Sendable {
         }
     }
 
-    private func writeSizes() throws(WAVError) {
+    func writeSizes() throws(WAVError) {
         var riff = ByteWriter(capacity: 4), data = ByteWriter(capacity: 4)
         riff.u32le(UInt32(clamping: dataBytes + 36))
         data.u32le(UInt32(clamping: dataBytes))
@@ -196,12 +217,8 @@ public final class WAVWriter: @unchecked Sendable {
         } catch { throw .io(error) }
     }
 
-    /// Rewrites the sizes and closes the file; later calls do nothing. Throws ``WAVError/io(_:)``.
-    public func close() throws(WAVError) {
-        try lock.mediaLocked { () throws(WAVError) in try closeLocked() }
-    }
-
-    private func closeLocked() throws(WAVError) {
+    /// Rewrites the sizes and closes the file; later calls do nothing.
+    func close() throws(WAVError) {
         guard file.isOpen else { return }
         defer { try? file.close() }
         try writeSizes()

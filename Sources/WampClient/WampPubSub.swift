@@ -1,6 +1,7 @@
 // Publish & subscribe of a WAMP session (WAMP Basic Profile §Publish & Subscribe:
 // SUBSCRIBE/SUBSCRIBED, UNSUBSCRIBE/UNSUBSCRIBED, PUBLISH/PUBLISHED, EVENT): the
 // subscriptions that survive reconnects and the events they deliver.
+import Synchronization
 
 /// An event received on a subscription (EVENT, WAMP Basic Profile §Publish & Subscribe).
 public struct WampEvent: Sendable, Equatable {
@@ -17,20 +18,23 @@ public struct WampEvent: Sendable, Equatable {
 /// A live subscription: an `AsyncSequence` of ``WampEvent``s that survives reconnects.
 /// One consumer; at most 10 000 unread events are kept (the oldest are dropped);
 /// cancelling the consuming task ends the sequence.
-public final class WampSubscription: AsyncSequence, @unchecked Sendable {
-    // @unchecked: `id` changes on a reconnect, on the loop thread only (where libsoup's
-    // C callbacks deliver the SUBSCRIBED that carries it).
+public final class WampSubscription: AsyncSequence, Sendable {
     /// What the sequence yields.
     public typealias Element = WampEvent
     /// The topic URI.
     public let topic: String
-    var id: UInt64
+    /// The router's subscription id; changes on a reconnect (set on the loop thread).
+    var id: UInt64 {
+        get { routerId.load(ordering: .relaxed) }
+        set { routerId.store(newValue, ordering: .relaxed) }
+    }
+    private let routerId: Atomic<UInt64>
     let stream: AsyncStream<WampEvent>
     let continuation: AsyncStream<WampEvent>.Continuation
 
     init(topic: String, id: UInt64) {
         self.topic = topic
-        self.id = id
+        self.routerId = Atomic(id)
         (stream, continuation) = AsyncStream.makeStream(bufferingPolicy: .bufferingNewest(10_000))
     }
 

@@ -1,6 +1,7 @@
 // Requests of a WAMP session and their answers (WAMP Basic Profile §Publish &
 // Subscribe, §Remote Procedure Calls): session-scope request ids, what waits for each
 // answer, the request timeout, and failing what is in flight when the session goes.
+import Synchronization
 
 extension WampSession {
     /// What a request in flight waits for, keyed by its request id; each case holds
@@ -81,13 +82,14 @@ extension WampSession {
 }
 
 /// Resumes a continuation once; later calls are ignored (answer vs. timeout races).
-// @unchecked: captured by the loop's @Sendable timer and completion closures, and
-// touched on the loop thread only.
-final class Once<Value: Sendable>: @unchecked Sendable {
-    private var continuation: CheckedContinuation<Value, Never>?
-    init(_ c: CheckedContinuation<Value, Never>) { continuation = c }
+final class Once<Value: Sendable>: Sendable {
+    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
+    init(_ c: CheckedContinuation<Value, Never>) { continuation = Mutex(c) }
     func resume(_ value: Value) {
-        continuation?.resume(returning: value)
-        continuation = nil
+        let c = continuation.withLock { c in
+            defer { c = nil }
+            return c
+        }
+        c?.resume(returning: value)
     }
 }

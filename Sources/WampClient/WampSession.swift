@@ -13,9 +13,8 @@ import Foundation
 /// async and may be called from anywhere. When the transport drops and a
 /// ``ReconnectPolicy`` is set, the session reconnects with backoff, joins again,
 /// re-subscribes and re-registers, and reports it on ``status``.
+// @unchecked: everything mutable below is confined to the loop thread, where libsoup's C callbacks deliver the socket's events; the public methods hop there.
 public final class WampSession: @unchecked Sendable {
-    // @unchecked: everything mutable below is confined to the loop thread, where
-    // libsoup's C callbacks deliver the socket's events; the public methods hop there.
 
     /// Answers one invocation of a registered procedure.
     public typealias Handler = @Sendable (WampInvocation) async throws -> WampResult

@@ -14,8 +14,8 @@ import Foundation
 /// Thread rules: ``connect(_:loop:handler:)`` and ``send(_:)``/``close(code:reason:)``
 /// may be called from any thread; they hop to the loop thread. The handler runs
 /// on the loop thread and must not block.
+// @unchecked: the libsoup objects and mutable state are confined to the loop thread, where libsoup's C callbacks reach them.
 public final class WebSocket: @unchecked Sendable {
-    // Mutable state below is touched only on the loop thread.
 
     /// Connection options.
     public struct Options: Sendable {
@@ -100,7 +100,8 @@ public final class WebSocket: @unchecked Sendable {
     }
 
     /// Pending connect attempt: the continuation, the timer and the options.
-    private final class Attempt: @unchecked Sendable {  // used on the loop thread only
+    // @unchecked: used on the loop thread only, by libsoup's C callbacks and the loop's @Sendable timer closure.
+    private final class Attempt: @unchecked Sendable {
         let socket: WebSocket
         let options: Options
         let cancellable: UnsafeMutablePointer<GCancellable>
@@ -279,6 +280,7 @@ struct GErrorInfo {
 }
 
 /// GObjects to unref together on the loop thread.
+// @unchecked: raw GObject pointers crossing to the loop thread for their last unref; GObject reference counting is thread-safe.
 private struct GObjects: @unchecked Sendable {
     let pointers: [UnsafeMutableRawPointer]
     init(_ pointers: [UnsafeMutableRawPointer]) { self.pointers = pointers }

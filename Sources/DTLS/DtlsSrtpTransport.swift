@@ -15,8 +15,8 @@ import Synchronization
 /// delivers datagrams) and `onRTP`/`onRTCP`/`onState` run there. ``sendRTP(_:)``
 /// and ``sendRTCP(_:)`` may be called from any thread: they protect on the caller's
 /// thread (libsrtp sessions lock) and `send` always runs on the loop thread — from another
-/// thread the datagram joins a bounded queue (``maximumQueuedDatagrams``) that one
-/// queued closure drains on the loop. So the loop thread is the only one inside libnice,
+/// thread the datagram joins a bounded queue (``maximumQueuedDatagrams``) that the loop
+/// drains when a ``Doorbell`` (an eventfd, no GLib lock) rings. So the loop thread is the only one inside libnice,
 /// and it never waits for libnice's agent lock held by a sender thread that the scheduler
 /// has put aside (that wait was the loop's longest delay during a 720p call). Each piece
 /// of state is behind its own `Mutex`, none held while calling out.
@@ -29,6 +29,9 @@ public final class DtlsSrtpTransport: Sendable {
     /// Protected datagrams from other threads waiting for the loop thread, and whether a
     /// drain is queued there.
     private let outbound = Mutex<(datagrams: [[UInt8]], drainQueued: Bool)>(([], false))
+    /// Rings the loop thread to drain `outbound` (made at start; without one, a drain is
+    /// queued with ``EventLoop/async(_:)``).
+    private let doorbell = Mutex<Doorbell?>(nil)
     /// Most protected datagrams waiting for the loop thread (about 2.4 MB of 1,200-byte
     /// packets, several seconds of video); more are dropped and counted in `sendFailures`.
     public static let maximumQueuedDatagrams = 2_048
@@ -96,6 +99,8 @@ public final class DtlsSrtpTransport: Sendable {
             return d.early
         }
         guard let pending else { return }
+        let bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() }
+        doorbell.withLock { $0 = bell }
         transport.start()
         for record in pending { transport.receive(record) }
     }
@@ -187,20 +192,37 @@ public final class DtlsSrtpTransport: Sendable {
             counters.withLock { $0.sendFailures += 1 }
             return false
         }
-        if queueDrain, !loop.async({ [weak self] in self?.drainOutbound() }) {
+        guard queueDrain else { return true }
+        if let bell = doorbell.withLock({ $0 }) {
+            bell.ring()
+        } else if !loop.async({ [weak self] in self?.drainOutbound() }) {
             outbound.withLock { $0 = ([], false) }  // the loop is stopped: nothing will send them
             return false
         }
         return true
     }
 
-    /// Sends what other threads queued, in order (loop thread).
-    private func drainOutbound() {
-        let datagrams = outbound.withLock { q -> [[UInt8]] in
-            defer { q = ([], false) }
-            return q.datagrams
+    /// Most queued datagrams sent per doorbell ring: a key frame's burst (~85 packets at
+    /// 720p) goes out in pieces, with timers, ICE, DTLS and received packets handled between.
+    static let datagramsPerDrain = 16
+    /// The drain's GLib priority: just after `G_PRIORITY_DEFAULT` (timers, sockets), so
+    /// what is due on the loop runs before the rest of a burst is sent.
+    static let drainPriority: Int32 = 1
+
+    /// Sends what other threads queued, in order (loop thread): ``datagramsPerDrain`` at a
+    /// time, ringing again for the rest; everything when `all`.
+    private func drainOutbound(all: Bool = false) {
+        let bell = doorbell.withLock { $0 }
+        let (datagrams, more) = outbound.withLock { q -> ([[UInt8]], Bool) in
+            guard !all, bell != nil, q.datagrams.count > Self.datagramsPerDrain else {
+                defer { q = ([], false) }
+                return (q.datagrams, false)
+            }
+            defer { q.datagrams.removeFirst(Self.datagramsPerDrain) }
+            return (Array(q.datagrams.prefix(Self.datagramsPerDrain)), true)
         }
         for datagram in datagrams { sendRaw(datagram) }
+        if more { bell?.ring() }
     }
 
     /// Sends what is still queued for the loop thread, then close_notify, and drops the
@@ -208,7 +230,8 @@ public final class DtlsSrtpTransport: Sendable {
     /// the loop thread (never call it from a thread the loop waits on). Idempotent.
     public func close() {
         // What other threads queued (the last media, our BYE) goes out before close_notify.
-        loop.sync { drainOutbound() }
+        loop.sync { drainOutbound(all: true) }
+        doorbell.withLock { $0 }?.close()
         handshake?.close()
         if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
             let final = inbound.counters

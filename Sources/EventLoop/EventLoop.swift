@@ -1,6 +1,5 @@
 // EventLoop: the one GLib main loop thread that libnice, libsoup and the connections' timers share — async, sync, timers.
 import CGLib
-import CLinux
 import Foundation
 import Synchronization
 
@@ -38,9 +37,7 @@ public final class EventLoop: @unchecked Sendable {
             // Named from inside: Foundation names the kernel thread only for the current
             // thread (a name set before start() is not seen in /proc, ps or perf).
             Thread.current.name = name
-            if let us = ProcessInfo.processInfo.environment["PEER_LOOP_SLICE_US"].flatMap(UInt64.init), us > 0 {
-                _ = peer_set_thread_slice(us * 1000)
-            }
+            LoopScheduling.applyToCurrentThread()
             let ctx = pointers.context, lp = pointers.loop
             g_main_context_push_thread_default(ctx)
             // An idle source on this context signals the caller from inside the running loop.

@@ -72,7 +72,9 @@ enum LoopBench {
     /// - Throws: what ``PeerAgent/Loopback/run(_:progress:)`` throws (the call could not be made).
     static func run(seconds: Double) async throws {
         let idle = Figures(await Probe(loop: .shared, seconds: seconds).run())
-        print("loop: 1 ms timer on the event-loop thread for \(seconds) s")
+        let scheduling = EventLoop.shared.threadScheduling
+        print("loop: 1 ms timer on the event-loop thread for \(seconds) s (the loop thread's EEVDF slice "
+              + String(format: "%.2f ms, nice %d; media threads at the default)", scheduling.sliceMs, scheduling.nice))
         print("  media off (no call):          \(idle.line)")
 
         let options = LoopbackBench.options(seconds: seconds + 4, width: 1280, height: 720, kbps: 2_000, label: "loop")

@@ -2,3 +2,4 @@
 #include <glib.h>
 #include <glib-object.h>
 #include <gio/gio.h>
+#include <glib-unix.h>

@@ -1,5 +1,5 @@
-// Linux scheduler calls glibc 2.36 has no wrapper for (sched_setattr(2), sched_getattr(2)),
-// for giving the event-loop thread a short EEVDF slice.
+// Linux calls for the event loop: the scheduler calls glibc 2.36 has no wrapper for (sched_setattr(2), sched_getattr(2)),
+// for giving the event-loop thread a short EEVDF slice, and eventfd(2) for waking it.
 #include <stdint.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -25,3 +25,11 @@ static inline uint64_t peer_thread_slice(void) {
     if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return 0;
     return attr.sched_runtime;
 }
+
+#include <sys/eventfd.h>
+
+/// A non-blocking, close-on-exec eventfd(2) with count 0, or -1 with errno set.
+static inline int peer_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC); }
+
+/// The calling thread's kernel thread id (gettid(2); glibc 2.36 declares it only with _GNU_SOURCE).
+static inline int peer_gettid(void) { return (int)syscall(SYS_gettid); }

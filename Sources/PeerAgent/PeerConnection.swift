@@ -21,6 +21,7 @@ import SDP
 /// (30 s) without a working pair; DTLS `failed` at once on a fingerprint mismatch
 /// (bad_certificate alert) or after ``PeerConnectionConfiguration/dtlsTimeoutMs`` (30 s);
 /// no common codec fails when the answer is applied.
+// @unchecked: its state is behind `lock` (an NSLock held only for its own fields; not yet a Mutex the compiler checks).
 public final class PeerConnection: @unchecked Sendable {
     /// The configuration given at init.
     public let configuration: PeerConnectionConfiguration
@@ -585,7 +586,9 @@ public final class PeerConnection: @unchecked Sendable {
 }
 
 /// A weak reference for callbacks that must not keep their owner alive.
-final class WeakBox<T: AnyObject>: @unchecked Sendable {
-    weak var value: T?
+final class WeakBox<T: AnyObject & Sendable>: Sendable {
+    /// The object, while it lives.
+    weak let value: T?
+    /// A box holding `value` weakly.
     init(_ value: T) { self.value = value }
 }

@@ -2,6 +2,7 @@
 import EventLoop
 import Foundation
 import RTP
+import Synchronization
 
 /// The RTCP side of a ``PeerConnection`` (one BUNDLE transport with rtcp-mux):
 ///
@@ -17,17 +18,21 @@ import RTP
 ///
 /// It also keeps the two timers on the event loop that say when: the regular report
 /// (RFC 3550 §6.2 interval, randomised) and the 20 ms NACK tick. It never waits and never
-/// holds its lock while calling a sender, a receiver or the connection.
-final class RTCPSession: @unchecked Sendable {
+/// holds its `Mutex` while calling a sender, a receiver or the connection.
+final class RTCPSession: Sendable {
     /// Our CNAME (SDES item 1), the same for every stream of the connection.
     let cname: String
-    private let lock = NSLock()
-    private var remoteInbound: [UInt32: RemoteInboundRTPStats] = [:]
-    private var lastRTT: Double?
-    private var counts = RTCPReceivedCounts()
+    private let state = Mutex(State())
 
-    /// Timer ids on the loop (0: none) and whether ``stopTimers(on:)`` ran (under `lock`).
-    private var reportTimer: UInt32 = 0, nackTimer: UInt32 = 0, timersStopped = false
+    /// What the session keeps (behind `state`).
+    private struct State {
+        var remoteInbound: [UInt32: RemoteInboundRTPStats] = [:]
+        var lastRTT: Double?
+        var counts = RTCPReceivedCounts()
+        /// Timer ids on the loop (0: none) and whether ``stopTimers(on:)`` ran.
+        var reportTimer: UInt32 = 0, nackTimer: UInt32 = 0, timersStopped = false
+    }
+
 
     /// A session that reports with `cname`.
     init(cname: String) { self.cname = cname }
@@ -43,10 +48,10 @@ final class RTCPSession: @unchecked Sendable {
 
     /// Cancels the timers (any thread); a timer already firing sees its closure return false.
     func stopTimers(on loop: EventLoop) {
-        let ids = lock.withLock { () -> [UInt32] in
-            timersStopped = true
-            defer { reportTimer = 0; nackTimer = 0 }
-            return [reportTimer, nackTimer]
+        let ids = state.withLock { s -> [UInt32] in
+            s.timersStopped = true
+            defer { s.reportTimer = 0; s.nackTimer = 0 }
+            return [s.reportTimer, s.nackTimer]
         }
         for id in ids where id != 0 { loop.cancelTimer(id) }
     }
@@ -59,7 +64,7 @@ final class RTCPSession: @unchecked Sendable {
             guard let self, report() else { return }
             scheduleReport(on: loop, minimumIntervalMs: minimumIntervalMs, report)
         }
-        lock.withLock { if !timersStopped { reportTimer = id } }
+        state.withLock { if !$0.timersStopped { $0.reportTimer = id } }
     }
 
     /// Sets the next 20 ms tick; each firing sets the one after while `tick` says so.
@@ -68,7 +73,7 @@ final class RTCPSession: @unchecked Sendable {
             guard let self, tick() else { return }
             scheduleTick(on: loop, tick)
         }
-        lock.withLock { if !timersStopped { nackTimer = id } }
+        state.withLock { if !$0.timersStopped { $0.nackTimer = id } }
     }
 
     /// Our regular compound for now (`ntp`: the 64-bit NTP time of sending) about the
@@ -136,16 +141,16 @@ final class RTCPSession: @unchecked Sendable {
     }
 
     /// `remote-inbound-rtp` of each of our streams a report block was about, by SSRC.
-    var remoteInboundStats: [RemoteInboundRTPStats] { lock.withLock { remoteInbound.values.sorted { $0.ssrc < $1.ssrc } } }
+    var remoteInboundStats: [RemoteInboundRTPStats] { state.withLock { $0.remoteInbound.values.sorted { $0.ssrc < $1.ssrc } } }
     /// The last round-trip time measured from a report block, in seconds.
-    var roundTripTime: Double? { lock.withLock { lastRTT } }
+    var roundTripTime: Double? { state.withLock { $0.lastRTT } }
 
     /// The RTCP received so far, by packet type, SSRC and compound: a test hook
     /// (``PeerConnection/receivedRTCPCounts()``).
-    var receivedCounts: RTCPReceivedCounts { lock.withLock { counts } }
+    var receivedCounts: RTCPReceivedCounts { state.withLock { $0.counts } }
 
     private func count(_ packets: [RTCPPacket]) {
-        lock.withLock { counts.add(packets) }
+        state.withLock { $0.counts.add(packets) }
     }
 
     /// Report blocks about our streams: `remote-inbound-rtp` and, with LSR/DLSR, the
@@ -155,8 +160,8 @@ final class RTCPSession: @unchecked Sendable {
             guard let t = list.first(where: { $0.sender.ssrc == block.ssrc }) else { continue }
             let rtt = RoundTripTime.milliseconds(arrival: arrival, lastSenderReport: block.lastSenderReport,
                                                  delaySinceLastSenderReport: block.delaySinceLastSenderReport).map { $0 / 1000 }
-            lock.withLock {
-                var s = remoteInbound[block.ssrc] ?? RemoteInboundRTPStats(
+            state.withLock { state in
+                var s = state.remoteInbound[block.ssrc] ?? RemoteInboundRTPStats(
                     id: "RI-\(t.kind)-\(block.ssrc)", timestamp: 0, ssrc: block.ssrc, kind: "\(t.kind)",
                     localId: "OT-\(t.kind)-\(block.ssrc)", packetsLost: 0, fractionLost: 0, jitter: 0,
                     roundTripTime: nil, totalRoundTripTime: 0, roundTripTimeMeasurements: 0)
@@ -168,9 +173,9 @@ final class RTCPSession: @unchecked Sendable {
                     s.roundTripTime = rtt
                     s.totalRoundTripTime += rtt
                     s.roundTripTimeMeasurements += 1
-                    lastRTT = rtt
+                    state.lastRTT = rtt
                 }
-                remoteInbound[block.ssrc] = s
+                state.remoteInbound[block.ssrc] = s
             }
         }
     }

@@ -45,6 +45,7 @@ public struct ReceiveOptions: Sendable, Equatable {
 ///
 /// Threading: ``handle(_:payloadBytes:)`` and ``tick(nowMs:)`` run on the event-loop
 /// thread; the network-side state is behind `lock`; sinks run on `sinkThread`.
+// @unchecked: the network side is behind `lock` (loop thread and stats readers), the sink side confined to `sinkThread`.
 final class RtpReceiver: @unchecked Sendable {
     /// Most items (video frames, audio packets) waiting for the sink thread: 2 s of
     /// 30 fps video, 2 s of 20 ms Opus packets.

@@ -36,6 +36,7 @@ public struct SendEncoding: Sendable, Equatable {
 ///
 /// Threading: everything runs on the sender's own ``MediaThread`` (started with the
 /// sender, ended by ``stop()``); the public entry points hop onto it.
+// @unchecked: its encoder, packetizer and counters are confined to `thread`; what other threads read or leave is in Mutexes.
 final class RtpSender: @unchecked Sendable {
     let kind: MediaKind
     let ssrc: UInt32

@@ -63,10 +63,9 @@ public enum Loopback {
                            progress: @escaping @Sendable (String) -> Void = { _ in }) async throws -> (a: LoopbackSide, b: LoopbackSide) {
         let dir = options.outputDirectory
         try? FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
-        final class Relay: @unchecked Sendable {
-            let lock = NSLock()
-            var a: PeerConnection?
-            var b: PeerConnection?
+        /// The two connections, for each other's trickled candidates (set once both exist).
+        final class Relay: Sendable {
+            let pair = Mutex<(a: PeerConnection?, b: PeerConnection?)>((nil, nil))
         }
         let relay = Relay()
         let changes = StateChanges()
@@ -85,16 +84,16 @@ public enum Loopback {
             return c
         }
         let a = try PeerConnection(configuration: config(dropping: 0)) { event in
-            if trickle, case let .localCandidate(c) = event { try? relay.lock.withLock { relay.b }?.addIceCandidate(c) }
+            if trickle, case let .localCandidate(c) = event { try? relay.pair.withLock { $0.b }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("a: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
             changes.notify()
         }
         let b = try PeerConnection(configuration: config(dropping: options.inboundLossAtB)) { event in
-            if trickle, case let .localCandidate(c) = event { try? relay.lock.withLock { relay.a }?.addIceCandidate(c) }
+            if trickle, case let .localCandidate(c) = event { try? relay.pair.withLock { $0.a }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("b: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
             changes.notify()
         }
-        relay.lock.withLock { relay.a = a; relay.b = b }
+        relay.pair.withLock { $0 = (a, b) }
         defer { a.close(); b.close() }
 
         var encoding = SendEncoding()

@@ -21,6 +21,7 @@ import ICE
 
 /// The agent, its stdout and the count of datagrams received. Thread-safe: events
 /// and datagrams arrive on the loop thread, commands on the main thread.
+// @unchecked: a test tool; its two NSLocks guard the output and the count.
 final class Probe: @unchecked Sendable {
     /// Datagrams sent by `{"send":N}` are this prefix followed by their number.
     static let prefix = "ice-probe "

@@ -14,6 +14,7 @@ import PeerCall
 /// delay, the 99th percentile and how many firings were more than 5 ms late (ms).
 enum LoopBench {
     /// Delays (ns) of a chain of 1 ms timers on `loop`, confined to the loop thread.
+    // @unchecked: confined to the loop thread (its timers run there).
     final class Probe: @unchecked Sendable {
         private let loop: EventLoop
         private let until: UInt64

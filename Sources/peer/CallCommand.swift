@@ -1,6 +1,7 @@
 // CallCommand: `peer offer|answer|room` — its command line read into CallOptions, the --json events, and one call run.
 import Dispatch
 import Foundation
+import Synchronization
 import ICE
 import PeerAgent
 import PeerCall
@@ -129,15 +130,17 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
 /// One JSON event per line on stdout (`--json`), flushed at once.
 /// Every event carries `t`: milliseconds since the process started (monotonic clock),
 /// and with `--repeat` also `call`: the number of the call it belongs to (from 1).
-final class JSONEvents: @unchecked Sendable {
-    private let lock = NSLock()
-    private var call: Int?
+final class JSONEvents: Sendable {
+    /// The `call` number added to the events (nil: none); held while a line is written, so
+    /// lines from several threads never interleave.
+    private let call = Mutex<Int?>(nil)
     /// Sets the `call` number added to the events from now on (nil: none).
-    func setCall(_ n: Int?) { lock.withLock { call = n } }
+    func setCall(_ n: Int?) { call.withLock { $0 = n } }
+    /// Writes one event: `fields` plus `t` (and `call`), as one JSON line on stdout.
     func emit(_ fields: [String: Any]) {
         var object = fields
         object["t"] = (ProcessInfo.processInfo.systemUptime - processStart) * 1000
-        lock.withLock {
+        call.withLock { call in
             if let call, object["call"] == nil { object["call"] = call }
             guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
             FileHandle.standardOutput.write(data + Data("\n".utf8))

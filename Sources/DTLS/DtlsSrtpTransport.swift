@@ -181,7 +181,10 @@ public final class DtlsSrtpTransport: Sendable {
     /// Sends `datagram` now on the loop thread; from another thread queues it for the loop
     /// (one drain queued at a time). False when it was not sent or the queue is full.
     private func sendFromAnyThread(_ datagram: [UInt8]) -> Bool {
-        if loop.isCurrent { return sendRaw(datagram) }
+        if loop.isCurrent {
+            drainOutbound(all: true)  // what other threads queued first, in order
+            return sendRaw(datagram)
+        }
         let (taken, queueDrain) = outbound.withLock { q -> (Bool, Bool) in
             guard q.datagrams.count < Self.maximumQueuedDatagrams else { return (false, false) }
             q.datagrams.append(datagram)

@@ -21,7 +21,9 @@ public struct DoorbellError: Error, Equatable, CustomStringConvertible {
 /// Threading: ``ring()`` from any thread; `body` runs on the loop thread. Ended by
 /// ``close()`` or deinit (after which `body` never runs again).
 public final class Doorbell: Sendable {
-    private let fd: Int32
+    /// The eventfd, closed when both this doorbell and its GSource have let go of it, so a
+    /// ring after ``close()`` writes to the still-open eventfd, never to a reused number.
+    private let eventfd: EventFD
     private let source: SourcePointer
 
     /// A doorbell on `loop` that runs `body` on the loop thread after rings, at GLib
@@ -30,8 +32,9 @@ public final class Doorbell: Sendable {
     public init(loop: EventLoop, priority: Int32 = 0, _ body: @escaping @Sendable () -> Void) throws(DoorbellError) {
         let fd = peer_eventfd()
         guard fd >= 0 else { throw DoorbellError(errno: Glibc.errno) }
-        self.fd = fd
-        let box = Unmanaged.passRetained(Ring(fd: fd, body: body))
+        let eventfd = EventFD(fd)
+        self.eventfd = eventfd
+        let box = Unmanaged.passRetained(Ring(eventfd: eventfd, body: body))
         let raw = g_unix_fd_source_new(fd, G_IO_IN)
         // GLib calls a unix fd source's callback as GUnixFDSourceFunc (fd, condition, data).
         let callback: @convention(c) (Int32, GIOCondition, gpointer?) -> gboolean = { _, _, data in
@@ -56,30 +59,35 @@ public final class Doorbell: Sendable {
     /// Wakes the loop (any thread); rings before the loop runs `body` are merged.
     public func ring() {
         var one: UInt64 = 1
-        _ = withUnsafeBytes(of: &one) { write(fd, $0.baseAddress, 8) }
+        _ = withUnsafeBytes(of: &one) { write(eventfd.fd, $0.baseAddress, 8) }
     }
 
-    /// Detaches the doorbell: `body` is not run again. The eventfd is closed when GLib
-    /// lets go of the source. Idempotent; any thread.
+    /// Detaches the doorbell: `body` is not run again (a later ``ring()`` does nothing
+    /// visible). Idempotent; any thread.
     public func close() {
         guard let raw = source.raw else { return }
         if g_source_is_destroyed(raw) == 0 { g_source_destroy(raw) }
     }
 }
 
-/// The eventfd and the closure a doorbell's GSource holds (released with the source,
-/// which then closes the eventfd).
-private final class Ring: Sendable {
+/// An eventfd, closed when the last reference goes.
+private final class EventFD: Sendable {
     let fd: Int32
+    init(_ fd: Int32) { self.fd = fd }
+    deinit { Glibc.close(fd) }
+}
+
+/// The eventfd and the closure a doorbell's GSource holds (released with the source).
+private final class Ring: Sendable {
+    let eventfd: EventFD
     let body: @Sendable () -> Void
-    init(fd: Int32, body: @escaping @Sendable () -> Void) { self.fd = fd; self.body = body }
+    init(eventfd: EventFD, body: @escaping @Sendable () -> Void) { self.eventfd = eventfd; self.body = body }
     /// On the loop thread: empties the eventfd's count and runs `body`.
     func fire() {
         var count: UInt64 = 0
-        _ = withUnsafeMutableBytes(of: &count) { read(fd, $0.baseAddress, 8) }
+        _ = withUnsafeMutableBytes(of: &count) { read(eventfd.fd, $0.baseAddress, 8) }
         body()
     }
-    deinit { Glibc.close(fd) }
 }
 
 // @unchecked: a GSource pointer (not Sendable) kept to destroy it; GSource destroy and

@@ -23,14 +23,30 @@ enum LoopScheduling {
     /// The nice value asked for.
     static let defaultNice: Int32 = -5
 
-    /// Applies the slice and the nice value to the calling thread; failures are ignored
-    /// (the thread keeps what it had).
+    /// Applies the slice and the nice value to the calling thread; a refusal by the kernel
+    /// leaves the thread as it was. The nice value is only ever lowered (a process started
+    /// at nice −10 keeps −10). An override that is not a number in range is named on
+    /// stderr and the default used.
     static func applyToCurrentThread() {
         let environment = ProcessInfo.processInfo.environment
-        let sliceNs = environment["PEER_LOOP_SLICE_US"].flatMap(UInt64.init).map { $0 * 1000 } ?? defaultSliceNs
-        if sliceNs > 0 { _ = peer_set_thread_slice(sliceNs) }
-        let nice = environment["PEER_LOOP_NICE"].flatMap(Int32.init) ?? defaultNice
-        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), id_t(peer_gettid()), nice)
+        let sliceUs = override("PEER_LOOP_SLICE_US", in: environment, range: 0...100_000) ?? Int(defaultSliceNs / 1000)
+        if sliceUs > 0 { _ = peer_set_thread_slice(UInt64(sliceUs) * 1000) }
+        let nice = override("PEER_LOOP_NICE", in: environment, range: -20...19).map(Int32.init) ?? defaultNice
+        let me = id_t(peer_gettid()), which = __priority_which_t(PRIO_PROCESS.rawValue)
+        errno = 0
+        let current = getpriority(which, me)
+        if errno == 0, nice < current { _ = setpriority(which, me, nice) }
+    }
+
+    /// The whole number in `environment[name]` when it is one within `range`; nil when
+    /// unset; else nil after a line on stderr naming the variable and its value.
+    private static func override(_ name: String, in environment: [String: String], range: ClosedRange<Int>) -> Int? {
+        guard let text = environment[name] else { return nil }
+        guard let value = Int(text), range.contains(value) else {
+            FileHandle.standardError.write(Data("peer: \(name)=\"\(text)\" is not a whole number in \(range.lowerBound)…\(range.upperBound); the default is used\n".utf8))
+            return nil
+        }
+        return value
     }
 
     /// The calling thread's slice (ms; 0 when the kernel cannot say) and nice value.

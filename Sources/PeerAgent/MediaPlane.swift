@@ -17,8 +17,10 @@ import Synchronization
 ///
 /// Threading: the receive path and the timers run on the event-loop thread; the rest
 /// from any thread. The transceivers, the router and the transport are behind one
-/// `Mutex` that is never held while calling a sender, a receiver or the transport (the
-/// connection may hold its own lock while calling in: its lock comes first).
+/// `Mutex`, never held while sending or while handing a packet to a receiver; it is held
+/// while an answer is applied (``negotiate(_:)`` configures senders and receivers) and
+/// while routing asks a receiver for its payload types. Lock order: the connection's
+/// lock, then this one, then a transceiver's or receiver's — never the other way.
 final class MediaPlane: Sendable {
     /// The RTCP of the transport: reports, feedback compounds, received RTCP and RTT.
     let rtcp: RTCPSession

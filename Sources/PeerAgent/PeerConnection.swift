@@ -112,6 +112,8 @@ public final class PeerConnection: @unchecked Sendable {
 
     // MARK: State
 
+    /// False once closed, by us or by the peer (DTLS close_notify): RTP is not taken then.
+    private var isOpen: Bool { lock.withLock { !machine.isClosed } }
     /// The W3C connection state.
     public var connectionState: PeerConnectionState { lock.withLock { machine.state } }
     /// Why the connection failed, when it did.
@@ -438,8 +440,8 @@ public final class PeerConnection: @unchecked Sendable {
         let madeTransport = DtlsSrtpTransport(
             send: { [made] datagram in made.send(datagram) }, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
             onState: { state, error in box.value?.dtlsChanged(state, error) },
-            onRTP: { [plane] bytes in plane.receiveRTP(bytes) },
-            onRTCP: { [plane] bytes in plane.receiveRTCP(bytes) })
+            onRTP: { [weak plane] bytes in if box.value?.isOpen == true { plane?.receiveRTP(bytes) } },
+            onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) })
         let creds = (made.localUfrag, made.localPwd)
         let winner: IceAgent? = lock.withLock {
             if let agent { return agent }

@@ -87,16 +87,7 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
         let joining = Task { () -> Result<WampSession, WampError> in
             do throws(WampError) { return .success(try await WampSession.join(wamp)) } catch { return .failure(error) }
         }
-        let joinOutcome: Result<WampSession, WampError>? = await withTaskGroup(of: Result<WampSession, WampError>?.self) { group in
-            group.addTask { await joining.value }
-            group.addTask { [hangUpRequest] in
-                _ = await hangUpRequest.wait()
-                return nil
-            }
-            let first = await group.next() ?? nil
-            group.cancelAll()
-            return first
-        }
+        let joinOutcome = await firstOf(joining, or: hangUpRequest)
         let joined: WampSession
         switch joinOutcome {
         case let .success(session)?: joined = session
@@ -158,6 +149,25 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
         return await end(code: ExitCode.interrupted, state: .finished, reason: "input stream ended")
     }
 
+    /// The join's outcome, or nil when a hang-up comes first (then the join goes on in
+    /// `joining`, and the session it may still make is left by the caller).
+    private func firstOf(_ joining: Task<Result<WampSession, WampError>, Never>,
+                         or hangUp: HangUpRequest) async -> Result<WampSession, WampError>? {
+        let first = FirstResult<Result<WampSession, WampError>?>()
+        return await withCheckedContinuation { continuation in
+            first.set(continuation)
+            let waiter = Task {
+                _ = await hangUp.wait()
+                first.resume(nil)
+            }
+            Task {
+                let outcome = await joining.value
+                first.resume(outcome)
+                waiter.cancel()
+            }
+        }
+    }
+
     /// Publishes `publication` on the router; a failure is not the call's (the router
     /// reconnects and the offer is republished).
     private func publish(_ publication: Publication) async {
@@ -205,7 +215,8 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
         }
         // --timeout covers waiting for the offer or answer; once one was exchanged, ICE (5)
         // and DTLS (6) failures bound the rest.
-        let exchanged = links.values.contains { $0.answered && !$0.declined }
+        // An answer waiting for gathering counts as exchanged (the offer was taken).
+        let exchanged = links.values.contains { ($0.answered || (!$0.offerer && $0.awaitingGathering != nil)) && !$0.declined }
         if establishedAt == nil, !exchanged, !options.waitsWithoutTimeout, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
             let what = options.role == .offer ? "no answer" : (options.role == .answer ? "no offer" : "no peer connected")
             return await end(code: ExitCode.timeout, state: .failed,
@@ -530,6 +541,10 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
     /// the router, and returns the outcome (``CallVerdict``).
     private func end(code: Int32?, state final: CallState, reason: String?, announce: Bool = true) async -> CallResult {
         finishing = true
+        // Vanilla ICE: a description still waiting for gathering goes out with what there is.
+        for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.awaitingGathering != nil {
+            await publishGathered(link)
+        }
         if announce, let close = profile.close(inCall: links.values.contains { $0.inCall }) { await publish(close) }
         // Before the connections close: how far the furthest one got, for a call that
         // never reached `established`.
@@ -555,3 +570,15 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
 }
 
 func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(s) }
+
+/// A continuation resumed by whichever of several tasks comes first (the others' values
+/// are dropped).
+private final class FirstResult<T: Sendable>: Sendable {
+    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
+    /// Sets the continuation to resume.
+    func set(_ c: CheckedContinuation<T, Never>) { continuation.withLock { $0 = c } }
+    /// Resumes with `value` if nothing resumed it yet.
+    func resume(_ value: T) {
+        continuation.withLock { c in defer { c = nil }; return c }?.resume(returning: value)
+    }
+}

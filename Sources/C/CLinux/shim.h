@@ -7,13 +7,14 @@
 #include <linux/sched/types.h>
 
 /// Sets the calling thread's EEVDF slice (sched_attr.sched_runtime, ns; the kernel
-/// clamps it to 0.1–100 ms) keeping SCHED_OTHER and its nice value. Returns 0, or -1
-/// with errno set (EINVAL on kernels before 6.12, which have no custom slices).
+/// clamps it to 0.1–100 ms), keeping its policy and nice value; only for a SCHED_OTHER
+/// thread (others are left alone: returns -1). Returns 0, or -1 with errno set (EINVAL on
+/// kernels before 6.12, which have no custom slices).
 static inline int peer_set_thread_slice(uint64_t slice_ns) {
     struct sched_attr attr = {0};
     if (syscall(SYS_sched_getattr, 0, &attr, sizeof attr, 0) != 0) return -1;
+    if (attr.sched_policy != SCHED_NORMAL) return -1;
     attr.size = sizeof attr;
-    attr.sched_policy = SCHED_NORMAL;
     attr.sched_flags = 0;
     attr.sched_runtime = slice_ns;
     return (int)syscall(SYS_sched_setattr, 0, &attr, 0);

@@ -3,6 +3,7 @@ import DTLS
 import Dispatch
 import EventLoop
 import Foundation
+import Synchronization
 import ICE
 import Media
 import RTP
@@ -15,14 +16,15 @@ import SDP
 ///
 /// Threading: methods may be called from any thread except the event-loop thread's
 /// own callbacks for ``close()`` (it waits for that thread). Events arrive on the
-/// event-loop thread, in order. State is behind one lock.
+/// event-loop thread, in order. State is behind one `Mutex` (`state`), held for its own
+/// fields and, while an answer is applied, the media plane's (lock order: this, then the
+/// plane's, then a transceiver's or receiver's).
 ///
 /// Failure times: ICE `failed` after ``PeerConnectionConfiguration/iceCheckingTimeoutMs``
 /// (30 s) without a working pair; DTLS `failed` at once on a fingerprint mismatch
 /// (bad_certificate alert) or after ``PeerConnectionConfiguration/dtlsTimeoutMs`` (30 s);
 /// no common codec fails when the answer is applied.
-// @unchecked: its state is behind `lock` (an NSLock held only for its own fields; not yet a Mutex the compiler checks).
-public final class PeerConnection: @unchecked Sendable {
+public final class PeerConnection: Sendable {
     /// The configuration given at init.
     public let configuration: PeerConnectionConfiguration
     private let loop: EventLoop
@@ -33,32 +35,35 @@ public final class PeerConnection: @unchecked Sendable {
     private let plane: MediaPlane
     private let streamId = UUID().uuidString.lowercased()
     private let sessionId = UInt64.random(in: 1..<(1 << 62))
-    private let lock = NSLock()
+    /// The connection's state (JSEP, ICE/DTLS progress, the agent and transport), behind
+    /// one `Mutex` held only for its own fields.
+    private let state: Mutex<State>
 
-    // Under `lock`.
-    private var agent: IceAgent?
-    private var transport: DtlsSrtpTransport?
-    private var isOfferer: Bool?
-    private var signaling: SignalingState = .stable
-    private var local: SessionDescription?
-    private var localType: SdpType?
-    private var remote: SessionDescription?
-    private var localCandidates: [Candidate] = []
-    private var gathering: IceGatheringState = .new
-    private var machine: ConnectionStateMachine
-    private var negotiated = false
-    private var dtlsRole: DTLSRole?
-    private var remoteFingerprints: [(algorithm: String, hex: String)] = []
-    private var selectedPair: IceCandidatePair?
-    private var dtlsTimer: UInt32 = 0
-    private var sessionVersion: UInt64 = 2
-    private var credentials: (ufrag: String, pwd: String) = ("", "")
-    /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
-    private var closedLocally = false
-    /// Remote candidates taken, held and checked (with the remote ufrag).
-    private var remoteCandidates = RemoteCandidates()
-    /// True once DTLS was started (at most once).
-    private var dtlsStarted = false
+    private struct State {
+        var agent: IceAgent?
+        var transport: DtlsSrtpTransport?
+        var isOfferer: Bool?
+        var signaling: SignalingState = .stable
+        var local: SessionDescription?
+        var localType: SdpType?
+        var remote: SessionDescription?
+        var localCandidates: [Candidate] = []
+        var gathering: IceGatheringState = .new
+        var machine: ConnectionStateMachine
+        var negotiated = false
+        var dtlsRole: DTLSRole?
+        var remoteFingerprints: [(algorithm: String, hex: String)] = []
+        var selectedPair: IceCandidatePair?
+        var dtlsTimer: UInt32 = 0
+        var sessionVersion: UInt64 = 2
+        var credentials: (ufrag: String, pwd: String) = ("", "")
+        /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
+        var closedLocally = false
+        /// Remote candidates taken, held and checked (with the remote ufrag).
+        var remoteCandidates = RemoteCandidates()
+        /// True once DTLS was started (at most once).
+        var dtlsStarted = false
+    }
 
     /// Creates a connection (no network activity until a description is set).
     /// - Throws: ``PeerConnectionError/setup(_:)`` when the certificate cannot be made.
@@ -66,7 +71,7 @@ public final class PeerConnection: @unchecked Sendable {
                 onEvent: @escaping @Sendable (PeerConnectionEvent) -> Void) throws {
         self.configuration = configuration
         plane = MediaPlane(cname: cname)
-        machine = ConnectionStateMachine(iceCheckingTimeoutMs: configuration.iceCheckingTimeoutMs)
+        state = Mutex(State(machine: ConnectionStateMachine(iceCheckingTimeoutMs: configuration.iceCheckingTimeoutMs)))
         self.loop = loop
         self.onEvent = onEvent
         do {
@@ -79,7 +84,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     deinit {
         // Owners should call close(); make sure libnice lets go in any case.
-        agent?.close()
+        state.withLock { $0.agent }?.close()
     }
 
     // MARK: Transceivers
@@ -113,37 +118,37 @@ public final class PeerConnection: @unchecked Sendable {
     // MARK: State
 
     /// False once closed, by us or by the peer (DTLS close_notify): RTP is not taken then.
-    private var isOpen: Bool { lock.withLock { !machine.isClosed } }
+    private var isOpen: Bool { state.withLock { s in !s.machine.isClosed } }
     /// The W3C connection state.
-    public var connectionState: PeerConnectionState { lock.withLock { machine.state } }
+    public var connectionState: PeerConnectionState { state.withLock { s in s.machine.state } }
     /// Why the connection failed, when it did.
-    public var failureReason: String? { lock.withLock { machine.failure } }
+    public var failureReason: String? { state.withLock { s in s.machine.failure } }
     /// True when the peer ended the connection (DTLS close_notify) before ``close()``.
-    public var closedByPeer: Bool { lock.withLock { machine.isClosed && !closedLocally } }
+    public var closedByPeer: Bool { state.withLock { s in s.machine.isClosed && !s.closedLocally } }
     /// The ICE connection state.
-    public var iceConnectionState: IceConnectionState { lock.withLock { machine.ice } }
+    public var iceConnectionState: IceConnectionState { state.withLock { s in s.machine.ice } }
     /// The ICE gathering state.
-    public var iceGatheringState: IceGatheringState { lock.withLock { gathering } }
+    public var iceGatheringState: IceGatheringState { state.withLock { s in s.gathering } }
     /// The signaling state.
-    public var signalingState: SignalingState { lock.withLock { signaling } }
+    public var signalingState: SignalingState { state.withLock { s in s.signaling } }
     /// The DTLS transport state.
-    public var dtlsTransportState: DTLSTransportState { lock.withLock { machine.dtls } }
+    public var dtlsTransportState: DTLSTransportState { state.withLock { s in s.machine.dtls } }
     /// The ICE role of our agent, as W3C `RTCIceTransport.role`: `unknown` before the
     /// agent exists, then `controlling` (the offerer, or either side facing an ICE-lite
     /// peer, RFC 8445 §6.1.1) or `controlled`.
     public var iceRole: String {
-        guard let agent = lock.withLock({ agent }) else { return "unknown" }
+        guard let agent = state.withLock({ s in s.agent }) else { return "unknown" }
         return agent.controlling ? "controlling" : "controlled"
     }
 
     /// The local description with every candidate gathered so far (and
     /// `a=end-of-candidates` once gathering is complete): what a vanilla-ICE peer sends.
     public var localDescription: SessionDescriptionInit? {
-        lock.withLock {
-            guard var d = local, let type = localType else { return nil }
+        state.withLock { s in
+            guard var d = s.local, let type = s.localType else { return nil }
             for i in d.media.indices where !d.media[i].isRejected {
-                d.media[i].candidates = localCandidates
-                d.media[i].endOfCandidates = gathering == .complete
+                d.media[i].candidates = s.localCandidates
+                d.media[i].endOfCandidates = s.gathering == .complete
             }
             return SessionDescriptionInit(type: type, sdp: d.serialized())
         }
@@ -151,9 +156,9 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// The remote description as set.
     public var remoteDescription: SessionDescriptionInit? {
-        lock.withLock {
-            guard let remote else { return nil }
-            return SessionDescriptionInit(type: isOfferer == true ? .answer : .offer, sdp: remote.serialized())
+        state.withLock { s in
+            guard let remote = s.remote else { return nil }
+            return SessionDescriptionInit(type: s.isOfferer == true ? .answer : .offer, sdp: remote.serialized())
         }
     }
 
@@ -164,16 +169,16 @@ public final class PeerConnection: @unchecked Sendable {
     /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` unless stable or
     ///   have-local-offer; ``PeerConnectionError/setup(_:)`` when the ICE agent cannot be made.
     public func createOffer() throws -> SessionDescriptionInit {
-        try lock.withLock {
-            guard !machine.isClosed else { throw PeerConnectionError.closed }
-            guard signaling == .stable || signaling == .haveLocalOffer else {
-                throw PeerConnectionError.invalidState(operation: "createOffer", state: signaling.rawValue)
+        try state.withLock { s in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
+            guard s.signaling == .stable || s.signaling == .haveLocalOffer else {
+                throw PeerConnectionError.invalidState(operation: "createOffer", state: s.signaling.rawValue)
             }
-            if isOfferer == nil { isOfferer = true }
+            if s.isOfferer == nil { s.isOfferer = true }
         }
         _ = try obtainAgent(controlling: true)
-        return lock.withLock {
-            let offer = JSEP.createOffer(optionsLocked())
+        return state.withLock { s in
+            let offer = JSEP.createOffer(optionsLocked(&s))
             // JSEP.createOffer orders audio first; mids are the section indexes.
             var used: Set<ObjectIdentifier> = []
             let transceivers = plane.transceivers
@@ -191,13 +196,13 @@ public final class PeerConnection: @unchecked Sendable {
     /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` unless have-remote-offer;
     ///   ``PeerConnectionError/invalidDescription(_:)`` when the offer cannot be answered.
     public func createAnswer() throws -> SessionDescriptionInit {
-        try lock.withLock {
-            guard !machine.isClosed else { throw PeerConnectionError.closed }
-            guard signaling == .haveRemoteOffer, let remote, agent != nil else {
-                throw PeerConnectionError.invalidState(operation: "createAnswer", state: signaling.rawValue)
+        try state.withLock { s in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
+            guard s.signaling == .haveRemoteOffer, let remote = s.remote, s.agent != nil else {
+                throw PeerConnectionError.invalidState(operation: "createAnswer", state: s.signaling.rawValue)
             }
             do {
-                let answer = try JSEP.createAnswer(to: remote, optionsLocked())
+                let answer = try JSEP.createAnswer(to: remote, optionsLocked(&s))
                 return SessionDescriptionInit(type: .answer, sdp: answer.serialized())
             } catch {
                 throw PeerConnectionError.invalidDescription("\(error)")
@@ -212,35 +217,35 @@ public final class PeerConnection: @unchecked Sendable {
     ///   ``PeerConnectionError/setup(_:)`` when gathering cannot start.
     public func setLocalDescription(_ description: SessionDescriptionInit) throws {
         var events: [PeerConnectionEvent] = []
-        let controlling = lock.withLock { () -> Bool in
-            if isOfferer == nil { isOfferer = description.type == .offer }
-            return isOfferer ?? true
+        let controlling = state.withLock { s -> Bool in
+            if s.isOfferer == nil { s.isOfferer = description.type == .offer }
+            return s.isOfferer ?? true
         }
         _ = try obtainAgent(controlling: controlling)
-        let agentToGather: IceAgent? = try lock.withLock {
-            guard !machine.isClosed else { throw PeerConnectionError.closed }
+        let agentToGather: IceAgent? = try state.withLock { s in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
             let parsed: SessionDescription
             do { parsed = try SessionDescription(parsing: description.sdp) } catch {
                 throw PeerConnectionError.invalidDescription("local \(description.type.rawValue): \(error)")
             }
-            switch (description.type, signaling) {
+            switch (description.type, s.signaling) {
             case (.offer, .stable), (.offer, .haveLocalOffer):
-                signaling = .haveLocalOffer
+                s.signaling = .haveLocalOffer
             case (.answer, .haveRemoteOffer):
-                signaling = .stable
+                s.signaling = .stable
             default:
                 throw PeerConnectionError.invalidState(operation: "setLocalDescription(\(description.type.rawValue))",
-                                                       state: signaling.rawValue)
+                                                       state: s.signaling.rawValue)
             }
-            events.append(.signalingState(signaling))
-            local = parsed
-            localType = description.type
-            machine.descriptionSet(now: monotonicMs())
+            events.append(.signalingState(s.signaling))
+            s.local = parsed
+            s.localType = description.type
+            s.machine.descriptionSet(now: monotonicMs())
             if description.type == .answer {
-                events += negotiate(answer: parsed, weAreOfferer: false)
+                events += negotiate(&s, answer: parsed, weAreOfferer: false)
             }
-            guard gathering == .new, let agent else { return nil }
-            gathering = .gathering
+            guard s.gathering == .new, let agent = s.agent else { return nil }
+            s.gathering = .gathering
             events.append(.iceGatheringState(.gathering))
             return agent
         }
@@ -264,17 +269,17 @@ public final class PeerConnection: @unchecked Sendable {
         do { parsed = try SessionDescription(parsing: description.sdp) } catch {
             throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
         }
-        let controlling = try lock.withLock { () -> Bool in
-            guard !machine.isClosed else { throw PeerConnectionError.closed }
-            switch (description.type, signaling) {
+        let controlling = try state.withLock { s -> Bool in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
+            switch (description.type, s.signaling) {
             case (.offer, .stable), (.offer, .haveRemoteOffer), (.answer, .haveLocalOffer): break
             default:
                 throw PeerConnectionError.invalidState(operation: "setRemoteDescription(\(description.type.rawValue))",
-                                                       state: signaling.rawValue)
+                                                       state: s.signaling.rawValue)
             }
-            if isOfferer == nil { isOfferer = description.type == .answer }
+            if s.isOfferer == nil { s.isOfferer = description.type == .answer }
             // A full agent facing an ICE-lite peer is controlling in both roles (RFC 8445 §6.1.1).
-            return isOfferer == true || parsed.iceLite
+            return s.isOfferer == true || parsed.iceLite
         }
         let agent = try obtainAgent(controlling: controlling)
         if parsed.iceLite, !agent.controlling { agent.setControlling(true) }
@@ -289,20 +294,20 @@ public final class PeerConnection: @unchecked Sendable {
         // Credentials first: once `remote` is set below, addIceCandidate (any thread) hands
         // candidates straight to libnice, which refuses them before it has credentials.
         if !ufrag.isEmpty { agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd) }
-        let (candidates, endOfCandidates) = try lock.withLock { () -> ([Candidate], Bool) in
-            guard !machine.isClosed else { throw PeerConnectionError.closed }
+        let (candidates, endOfCandidates) = try state.withLock { s -> ([Candidate], Bool) in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
             let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
             guard !prints.isEmpty || usable.isEmpty else {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
             }
-            remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
-            remoteCandidates.ufrag = ufrag.isEmpty ? nil : ufrag
-            signaling = description.type == .offer ? .haveRemoteOffer : .stable
-            events.append(.signalingState(signaling))
-            remote = parsed
-            machine.descriptionSet(now: monotonicMs())
+            s.remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
+            s.remoteCandidates.ufrag = ufrag.isEmpty ? nil : ufrag
+            s.signaling = description.type == .offer ? .haveRemoteOffer : .stable
+            events.append(.signalingState(s.signaling))
+            s.remote = parsed
+            s.machine.descriptionSet(now: monotonicMs())
             if description.type == .answer {
-                events += negotiate(answer: parsed, weAreOfferer: true)
+                events += negotiate(&s, answer: parsed, weAreOfferer: true)
             }
             return RemoteCandidates.carried(by: parsed)
         }
@@ -320,7 +325,7 @@ public final class PeerConnection: @unchecked Sendable {
             emit([.remoteCandidateDropped(candidate: first.sdpValue, reason: "the description has \(dropped.count) candidates "
                 + "beyond the \(Self.maximumRemoteCandidates) a connection takes: they are dropped")])
         }
-        let pending = lock.withLock { remoteCandidates.takeHeld() }
+        let pending = state.withLock { s in s.remoteCandidates.takeHeld() }
         for c in pending { try? addIceCandidate(c) }
         if endOfCandidates { agent.endOfRemoteCandidates() }
         maybeStartDTLS()
@@ -332,13 +337,13 @@ public final class PeerConnection: @unchecked Sendable {
     /// - Throws: ``PeerConnectionError/invalidCandidate(candidate:reason:)`` for a line that does
     ///   not parse, an unknown mid, or one libnice refuses; the connection goes on.
     public func addIceCandidate(_ candidate: IceCandidateInit) throws {
-        let usable: IceAgent? = try lock.withLock {
-            guard !machine.isClosed else { throw PeerConnectionError.closed }
-            guard let remote, let agent = self.agent else {
-                try remoteCandidates.hold(candidate)
+        let usable: IceAgent? = try state.withLock { s in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
+            guard let remote = s.remote, let agent = s.agent else {
+                try s.remoteCandidates.hold(candidate)
                 return nil
             }
-            try remoteCandidates.check(candidate, against: remote)
+            try s.remoteCandidates.check(candidate, against: remote)
             return agent
         }
         guard let agent = usable else { return }
@@ -373,7 +378,7 @@ public final class PeerConnection: @unchecked Sendable {
 
     /// ``RemoteCandidates/firstSighting(_:)`` under the lock.
     private func firstSighting(_ c: Candidate) throws -> Bool {
-        try lock.withLock { try remoteCandidates.firstSighting(c) }
+        try state.withLock { s in try s.remoteCandidates.firstSighting(c) }
     }
 
     // MARK: Stats
@@ -383,8 +388,8 @@ public final class PeerConnection: @unchecked Sendable {
     /// timings. Units as in webrtc-stats: `timestamp` ms since the Unix epoch, jitter and
     /// round-trip times in seconds, byte and packet counts; timings in ms.
     public func getStats() -> StatsReport {
-        let (pair, transport, ice, timings, role) = lock.withLock {
-            (selectedPair, self.transport, machine.ice, timingsLocked(), dtlsRole)
+        let (pair, transport, ice, timings, role) = state.withLock { s in
+            (s.selectedPair, s.transport, s.machine.ice, timingsLocked(s), s.dtlsRole)
         }
         return StatsReport(transceivers: plane.transceivers, selectedPair: pair, transport: transport, iceState: ice,
                            dtlsRole: role, rtcp: plane.rtcp, timings: timings)
@@ -397,13 +402,13 @@ public final class PeerConnection: @unchecked Sendable {
     /// allocations). Idempotent. It waits for the sink threads to finish writing, so from an
     /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
-        let (transport, agent, timer, wasOpen) = lock.withLock {
-            let wasOpen = !closedLocally
-            closedLocally = true
-            machine.close()
-            signaling = .closed
-            defer { dtlsTimer = 0 }
-            return (self.transport, self.agent, dtlsTimer, wasOpen)
+        let (transport, agent, timer, wasOpen) = state.withLock { s in
+            let wasOpen = !s.closedLocally
+            s.closedLocally = true
+            s.machine.close()
+            s.signaling = .closed
+            defer { s.dtlsTimer = 0 }
+            return (s.transport, s.agent, s.dtlsTimer, wasOpen)
         }
         guard wasOpen else { return }
         if timer != 0 { loop.cancelTimer(timer) }
@@ -413,22 +418,22 @@ public final class PeerConnection: @unchecked Sendable {
         emit([.connectionState(.closed, reason: nil)])
     }
 
-    // MARK: Private (under lock unless said otherwise)
+    // MARK: Private (with the state held where they take `inout State`)
 
-    private func optionsLocked() -> LocalDescriptionOptions {
-        sessionVersion += 1
+    private func optionsLocked(_ s: inout State) -> LocalDescriptionOptions {
+        s.sessionVersion += 1
         let tracks = plane.transceivers.map { t in
             LocalTrack(kind: t.kind, direction: t.direction, ssrc: t.sender.ssrc, cname: cname,
                        streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)")
         }
-        return LocalDescriptionOptions(sessionId: sessionId, sessionVersion: sessionVersion, iceUfrag: credentials.ufrag,
-                                       icePwd: credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
+        return LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
+                                       icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
     }
 
-    /// The ICE agent, made on first use with the given role. Never called under `lock`:
-    /// making an agent waits for the event-loop thread, whose callbacks take `lock`.
+    /// The ICE agent, made on first use with the given role. Never called with `state`
+    /// held: making an agent waits for the event-loop thread, whose callbacks take it.
     private func obtainAgent(controlling: Bool) throws -> IceAgent {
-        if let existing = lock.withLock({ agent }) { return existing }
+        if let existing = state.withLock({ s in s.agent }) { return existing }
         let box = WeakBox(self)
         let made: IceAgent
         do {
@@ -443,11 +448,11 @@ public final class PeerConnection: @unchecked Sendable {
             onRTP: { [weak plane] bytes in if box.value?.isOpen == true { plane?.receiveRTP(bytes) } },
             onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) })
         let creds = (made.localUfrag, made.localPwd)
-        let winner: IceAgent? = lock.withLock {
-            if let agent { return agent }
-            agent = made
-            transport = madeTransport
-            credentials = creds
+        let winner: IceAgent? = state.withLock { s in
+            if let agent = s.agent { return agent }
+            s.agent = made
+            s.transport = madeTransport
+            s.credentials = creds
             return nil
         }
         if winner == nil { plane.attach(madeTransport) }
@@ -459,34 +464,32 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     /// Applies the answer (ours or theirs); returns the events to emit.
-    private func negotiate(answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
-        let (offer, remoteSDP) = (weAreOfferer ? local : remote, weAreOfferer ? answer : remote)
+    private func negotiate(_ s: inout State, answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
+        let (offer, remoteSDP) = (weAreOfferer ? s.local : s.remote, weAreOfferer ? answer : s.remote)
         let (media, receives) = plane.negotiate { transceivers, router in
             (AnswerNegotiation.apply(answer, offer: offer, remote: remoteSDP, to: transceivers,
                                      weAreOfferer: weAreOfferer, router: &router),
              transceivers.contains { $0.currentDirection?.receives == true })
         }
-        dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer)
-        negotiated = true
+        s.dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer)
+        s.negotiated = true
         // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
         // second): then a silent path is reported `disconnected` within seconds.
-        agent?.setExpectsTraffic(receives)
+        s.agent?.setExpectsTraffic(receives)
         guard media.accepted == 0 else { return media.tracks }
-        return media.tracks + failLocked(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
+        return media.tracks + s.machine.fail(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
     }
 
-    private func timingsLocked() -> ConnectionTimings {
+    private func timingsLocked(_ s: State) -> ConnectionTimings {
         let transceivers = plane.transceivers
         let firsts = transceivers.filter { $0.kind == .video }.compactMap(\.receiver.firstFrameMs)
         let any = firsts.isEmpty ? transceivers.compactMap(\.receiver.firstFrameMs) : firsts
-        return machine.timings(firstFrameMs: any.min())
+        return s.machine.timings(firstFrameMs: any.min())
     }
 
-    /// Marks the connection failed with `reason` (under lock); returns the events.
-    private func failLocked(_ reason: String) -> [PeerConnectionEvent] { machine.fail(reason) }
-
+    /// Marks the connection failed with `reason`; emits the events.
     private func fail(_ reason: String) {
-        emit(lock.withLock { failLocked(reason) })
+        emit(state.withLock { $0.machine.fail(reason) })
     }
 
     private func emit(_ events: [PeerConnectionEvent]) {
@@ -495,35 +498,35 @@ public final class PeerConnection: @unchecked Sendable {
         loop.async { for e in events { handler(e) } }
     }
 
-    // MARK: Callbacks (loop thread, not under lock)
+    // MARK: Callbacks (loop thread, `state` not held)
 
     private func iceEvent(_ event: IceEvent) {
         var events: [PeerConnectionEvent] = []
         var startDTLS = false
-        lock.withLock {
-            guard !machine.isClosed else { return }
+        state.withLock { s in
+            guard !s.machine.isClosed else { return }
             switch event {
             case let .localCandidate(c):
-                localCandidates.append(c)
-                let mid = local?.media.first { !$0.isRejected }?.mid ?? "0"
+                s.localCandidates.append(c)
+                let mid = s.local?.media.first { !$0.isRejected }?.mid ?? "0"
                 events.append(.localCandidate(IceCandidateInit(candidate: c.sdpValue, sdpMid: mid, sdpMLineIndex: 0,
-                                                               usernameFragment: credentials.ufrag)))
+                                                               usernameFragment: s.credentials.ufrag)))
             case .gatheringComplete:
-                gathering = .complete
-                let mid = local?.media.first { !$0.isRejected }?.mid ?? "0"
+                s.gathering = .complete
+                let mid = s.local?.media.first { !$0.isRejected }?.mid ?? "0"
                 events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0,
-                                                               usernameFragment: credentials.ufrag)))
+                                                               usernameFragment: s.credentials.ufrag)))
                 events.append(.iceGatheringState(.complete))
-            case let .state(s):
-                let (changed, first) = machine.iceChanged(s, now: monotonicMs(), dtlsError: transport?.error.map { "\($0)" })
+            case let .state(newState):
+                let (changed, first) = s.machine.iceChanged(newState, now: monotonicMs(), dtlsError: s.transport?.error.map { "\($0)" })
                 events += changed
                 startDTLS = first
             case let .selectedPair(pair):
-                selectedPair = pair
+                s.selectedPair = pair
             case let .remoteCandidateDropped(candidate, reason):
                 events.append(.remoteCandidateDropped(candidate: candidate, reason: reason))
             case .gatheringFailed:
-                events += failLocked("ICE gathering found no usable candidate (policy \(configuration.iceTransportPolicy.rawValue): check the TURN server and its credentials)")
+                events += s.machine.fail("ICE gathering found no usable candidate (policy \(configuration.iceTransportPolicy.rawValue): check the TURN server and its credentials)")
             }
         }
         emit(events)
@@ -533,11 +536,11 @@ public final class PeerConnection: @unchecked Sendable {
     private func maybeStartDTLS() {
         // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
         // (loop thread) may both get here; only one starts DTLS.
-        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = lock.withLock {
-            guard !dtlsStarted, !machine.isClosed, machine.state != .failed, negotiated, let role = dtlsRole, let transport,
-                  machine.iceIsConnected else { return nil }
-            dtlsStarted = true
-            return (transport, role, remoteFingerprints)
+        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = state.withLock { s in
+            guard !s.dtlsStarted, !s.machine.isClosed, s.machine.state != .failed, s.negotiated, let role = s.dtlsRole, let transport = s.transport,
+                  s.machine.iceIsConnected else { return nil }
+            s.dtlsStarted = true
+            return (transport, role, s.remoteFingerprints)
         }
         guard let (transport, role, prints) = ready else { return }
         do { try transport.start(role: role, remoteFingerprints: prints) } catch {
@@ -550,15 +553,15 @@ public final class PeerConnection: @unchecked Sendable {
             guard let pc = box.value, pc.dtlsTransportState != .connected else { return }
             pc.fail("DTLS failed: the handshake did not complete within \(timeout) ms")
         }
-        lock.withLock { dtlsTimer = id }
+        state.withLock { s in s.dtlsTimer = id }
     }
 
     private func dtlsChanged(_ newState: DTLSTransportState, _ error: DTLSError?) {
         var events: [PeerConnectionEvent] = []
         var startMedia = false
-        lock.withLock {
-            guard !machine.isClosed else { return }
-            let (changed, first) = machine.dtlsChanged(newState, error: error, now: monotonicMs())
+        state.withLock { s in
+            guard !s.machine.isClosed else { return }
+            let (changed, first) = s.machine.dtlsChanged(newState, error: error, now: monotonicMs())
             events += changed
             startMedia = first
         }
@@ -567,9 +570,9 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     private func startMediaFlow() {
-        let timer = lock.withLock { () -> UInt32 in
-            defer { dtlsTimer = 0 }
-            return dtlsTimer
+        let timer = state.withLock { s -> UInt32 in
+            defer { s.dtlsTimer = 0 }
+            return s.dtlsTimer
         }
         if timer != 0 { loop.cancelTimer(timer) }
         let box = WeakBox(self)
@@ -579,7 +582,7 @@ public final class PeerConnection: @unchecked Sendable {
     }
 
     private func transportReceive(_ bytes: [UInt8]) {
-        lock.withLock { transport }?.receive(bytes)
+        state.withLock { s in s.transport }?.receive(bytes)
     }
 
     /// Test hook: the RTCP received so far, by packet type, SSRC and compound

@@ -65,11 +65,11 @@ let package = Package(
         .testTarget(name: "BytesTests", dependencies: ["Bytes"]),
         .testTarget(name: "SDPTests", dependencies: ["SDP"], exclude: ["Fixtures"]),
         .testTarget(name: "RTPTests", dependencies: ["Bytes", "RTP", "TestSupport"], exclude: ["Fixtures"]),
-        .testTarget(name: "ICETests", dependencies: ["ICE", "TestSupport"]),
+        .testTarget(name: "ICETests", dependencies: ["ICE", "EventLoop", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
         .testTarget(name: "MediaTests", dependencies: ["Bytes", "Media", "TestSupport"]),
-        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "EventLoop", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]
 )

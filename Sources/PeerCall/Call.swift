@@ -1,6 +1,7 @@
 // Call: one call over a WAMP router — its task, the connections to its peers, their events and its ending; the wire is a SignalingProfile's (shared/PROTOCOL.md).
 import PeerAgent
 import DTLS
+import EventLoop
 import Foundation
 import ICE
 import SDP
@@ -153,9 +154,8 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
     /// `joining`, and the session it may still make is left by the caller).
     private func firstOf(_ joining: Task<Result<WampSession, WampError>, Never>,
                          or hangUp: HangUpRequest) async -> Result<WampSession, WampError>? {
-        let first = FirstResult<Result<WampSession, WampError>?>()
-        return await withCheckedContinuation { continuation in
-            first.set(continuation)
+        await withCheckedContinuation { continuation in
+            let first = Once<Result<WampSession, WampError>?>(continuation)
             let waiter = Task {
                 _ = await hangUp.wait()
                 first.resume(nil)
@@ -570,15 +570,3 @@ public final class Call: @unchecked Sendable {  // run-task state below is confi
 }
 
 func formatSeconds(_ s: Double) -> String { s == s.rounded() ? String(Int(s)) : String(s) }
-
-/// A continuation resumed by whichever of several tasks comes first (the others' values
-/// are dropped).
-private final class FirstResult<T: Sendable>: Sendable {
-    private let continuation = Mutex<CheckedContinuation<T, Never>?>(nil)
-    /// Sets the continuation to resume.
-    func set(_ c: CheckedContinuation<T, Never>) { continuation.withLock { $0 = c } }
-    /// Resumes with `value` if nothing resumed it yet.
-    func resume(_ value: T) {
-        continuation.withLock { c in defer { c = nil }; return c }?.resume(returning: value)
-    }
-}

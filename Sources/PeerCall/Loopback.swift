@@ -1,6 +1,7 @@
 // Loopback: `peer loopback` — two PeerConnections in one process, offer and answer handed across, media both ways, each side recording.
 import PeerAgent
 import Dispatch
+import EventLoop
 import Foundation
 import ICE
 import Media
@@ -68,7 +69,7 @@ public enum Loopback {
             let pair = Mutex<(a: PeerConnection?, b: PeerConnection?)>((nil, nil))
         }
         let relay = Relay()
-        let changes = StateChanges()
+        let changes = ChangeSignal()
         let trickle = options.trickle
         func config(dropping loss: Double) -> PeerConnectionConfiguration {
             var c = PeerConnectionConfiguration()
@@ -86,12 +87,12 @@ public enum Loopback {
         let a = try PeerConnection(configuration: config(dropping: 0)) { event in
             if trickle, case let .localCandidate(c) = event { try? relay.pair.withLock { $0.b }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("a: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
-            changes.notify()
+            changes.signal()
         }
         let b = try PeerConnection(configuration: config(dropping: options.inboundLossAtB)) { event in
             if trickle, case let .localCandidate(c) = event { try? relay.pair.withLock { $0.a }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("b: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
-            changes.notify()
+            changes.signal()
         }
         relay.pair.withLock { $0 = (a, b) }
         defer { a.close(); b.close() }
@@ -110,14 +111,14 @@ public enum Loopback {
 
         let offer = try a.createOffer()
         try a.setLocalDescription(offer)
-        if !trickle { await changes.wait(10) { a.iceGatheringState == .complete } }
+        if !trickle { _ = await changes.wait(within: 10) { a.iceGatheringState == .complete } }
         try b.setRemoteDescription(trickle ? offer : a.localDescription ?? offer)
         let answer = try b.createAnswer()
         try b.setLocalDescription(answer)
-        if !trickle { await changes.wait(10) { b.iceGatheringState == .complete } }
+        if !trickle { _ = await changes.wait(within: 10) { b.iceGatheringState == .complete } }
         try a.setRemoteDescription(trickle ? answer : b.localDescription ?? answer)
 
-        let connected = await changes.wait(options.connectTimeoutSeconds) {
+        let connected = await changes.wait(within: options.connectTimeoutSeconds) {
             (a.connectionState == .connected && b.connectionState == .connected)
                 || a.connectionState == .failed || b.connectionState == .failed
         }
@@ -141,38 +142,5 @@ public enum Loopback {
                                       receivedMarkers: video?.receivedFrameMarkers() ?? [], failure: pc.failureReason))
         }
         return (sides[0], sides[1])
-    }
-}
-
-/// Wakes a waiter whenever either connection of a ``Loopback`` reports an event, so waits
-/// re-check their condition on events rather than on a clock. One waiter at a time.
-private final class StateChanges: Sendable {
-    private let current = Mutex<AsyncStream<Void>.Continuation?>(nil)
-
-    /// Called from the connections' event callbacks (event-loop thread).
-    func notify() { _ = current.withLock { $0 }?.yield() }
-
-    /// Waits until `condition` holds, checking it now and after each event; false when
-    /// `seconds` pass first.
-    @discardableResult
-    func wait(_ seconds: Double, _ condition: @escaping @Sendable () -> Bool) async -> Bool {
-        let (events, continuation) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
-        current.withLock { $0 = continuation }
-        defer { current.withLock { $0 = nil } }
-        return await withTaskGroup(of: Bool.self) { group in
-            group.addTask {
-                if condition() { return true }
-                for await _ in events where condition() { return true }
-                return false
-            }
-            group.addTask {
-                try? await Task.sleep(nanoseconds: UInt64(max(0, seconds) * 1e9))
-                return condition()
-            }
-            let first = await group.next() ?? false
-            group.cancelAll()
-            continuation.finish()
-            return first
-        }
     }
 }

@@ -1,6 +1,7 @@
 // Requests of a WAMP session and their answers (WAMP Basic Profile §Publish &
 // Subscribe, §Remote Procedure Calls): session-scope request ids, what waits for each
 // answer, the request timeout, and failing what is in flight when the session goes.
+import EventLoop
 import Synchronization
 
 extension WampSession {
@@ -78,18 +79,5 @@ extension WampSession {
         let id = nextRequest
         nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
         return id
-    }
-}
-
-/// Resumes a continuation once; later calls are ignored (answer vs. timeout races).
-final class Once<Value: Sendable>: Sendable {
-    private let continuation: Mutex<CheckedContinuation<Value, Never>?>
-    init(_ c: CheckedContinuation<Value, Never>) { continuation = Mutex(c) }
-    func resume(_ value: Value) {
-        let c = continuation.withLock { c in
-            defer { c = nil }
-            return c
-        }
-        c?.resume(returning: value)
     }
 }

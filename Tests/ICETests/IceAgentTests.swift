@@ -1,4 +1,5 @@
 import Foundation
+import EventLoop
 import Testing
 import TestSupport
 @testable import ICE

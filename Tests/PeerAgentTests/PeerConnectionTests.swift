@@ -1,6 +1,7 @@
 import Foundation
 import Media
 import SDP
+import EventLoop
 import Testing
 import TestSupport
 @testable import PeerAgent

@@ -4,7 +4,7 @@
 ///
 /// The one polling wait of the test targets: for state that changes without an event to
 /// await (counters, statistics, a child's output). Where a callback announces the change, the
-/// test awaits it instead (``ChangeSignal``, a stream or a continuation).
+/// test awaits it instead (EventLoop's `ChangeSignal`, a stream or a continuation).
 public func eventually(within seconds: Double, every interval: Duration = .milliseconds(10),
                        _ condition: () -> Bool) async -> Bool {
     let deadline = ContinuousClock.now + .milliseconds(Int((seconds * 1000).rounded()))

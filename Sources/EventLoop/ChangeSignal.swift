@@ -1,9 +1,11 @@
+// ChangeSignal: wakes the tasks waiting on some state when another thread changes it, so they await a change instead of polling.
 import Synchronization
 
-/// Wakes the tasks waiting on some state when that state changes, so that a test awaits the
-/// event that changes it (a callback on another thread) instead of polling: the callback
-/// calls ``signal()`` after each change, the test ``wait(within:until:)`` with a condition on
-/// that state. For state no callback announces, ``eventually(within:every:_:)`` polls.
+/// Wakes the tasks waiting on some state when that state changes, so that a task awaits the
+/// event that changes it (a callback on another thread, e.g. a connection's events) instead
+/// of polling: the callback calls ``signal()`` after each change, the waiter
+/// ``wait(within:until:)`` with a condition on that state. (Tests poll state no callback
+/// announces with TestSupport's `eventually`.)
 public final class ChangeSignal: Sendable {
     private struct State {
         /// Changes signalled so far.
@@ -13,6 +15,7 @@ public final class ChangeSignal: Sendable {
     }
     private let state = Mutex(State())
 
+    /// A signal with no change yet.
     public init() {}
 
     /// Records a change and wakes every waiter to check its condition again. Any thread.

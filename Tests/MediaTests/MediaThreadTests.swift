@@ -19,6 +19,12 @@ import Testing
             .split(separator: "/").last.map(String.init)
     }
 
+    /// The calling thread's name as the kernel keeps it (/proc/thread-self/comm).
+    static func kernelThreadName() -> String? {
+        (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8))?
+            .trimmingCharacters(in: .newlines)
+    }
+
     /// Whether thread `id` of this process still exists.
     static func taskExists(_ id: String?) -> Bool {
         guard let id else { return false }
@@ -75,7 +81,7 @@ import Testing
         let log = Log()
         let id = thread.sync { Self.taskID() }
         #expect(Self.taskExists(id))
-        #expect(thread.sync { Thread.current.name } == "mt.stop")
+        #expect(thread.sync { Self.kernelThreadName() } == "mt.stop")
         thread.async(atUptimeNanoseconds: DispatchTime.now().uptimeNanoseconds + 50_000_000) { log.add(1) }
         thread.async { log.add(0) }
         _ = thread.sync { 0 }

@@ -122,11 +122,20 @@ public final class EventLoop: @unchecked Sendable {
                 transfer.run()
                 done.signal()
             }
-            guard queued else { return try escapable() }  // loop stopped: run here
+            guard queued else { return try runInPlace(escapable) }  // loop stopped: run here
             done.wait()
             // Every accepted closure runs (stop() drains), so the value is there.
             return try (transfer.value ?? Result { try escapable() }).get()
         }
+    }
+
+    /// Runs `body` on the caller's thread in the stopped loop's place: with the context
+    /// acquired, so the caller is its owner (``isCurrent``, what ``LoopBound`` checks)
+    /// while `body` runs; waits while another thread holds it.
+    private func runInPlace<T>(_ body: () throws -> T) rethrows -> T {
+        while g_main_context_acquire(context) == 0 { usleep(100) }
+        defer { g_main_context_release(context) }
+        return try body()
     }
 
     /// Runs `body` on the loop thread and resumes with its result.

@@ -61,12 +61,11 @@ public final class MediaThread: Sendable {
         if let result { return try result.get() }
         // Stopped: the thread may still be running what was queued before; wait for it.
         state.waitUntilEnded()
-        state.afterStop.lock()
-        defer { state.afterStop.unlock() }
-        return try work()
+        return try state.runInPlace(work)
     }
 
-    /// Whether the caller is running on this thread.
+    /// Whether the caller is running on this thread (or is the ``sync(_:)`` caller running
+    /// work in its place after it ended): what ``ThreadBound`` checks.
     public var isCurrent: Bool { state.isCurrent }
 
     /// Ends the thread once the items already due have run; items not yet due are dropped
@@ -89,15 +88,32 @@ private final class State: @unchecked Sendable {
     private var stopping = false
     private var ended = false
     private var threadID: pthread_t?
+    /// The caller of ``MediaThread/sync(_:)`` running work in the thread's place after it
+    /// ended (under `afterStop`): it counts as the thread for ``isCurrent``.
+    private var standIn: pthread_t?
     /// Serialises ``MediaThread/sync(_:)`` callers once the thread has ended (an NSLock, not a
     /// `Mutex`: it guards no state, and `Mutex.withLock` would need the caller's result `sending`).
     let afterStop = NSLock()
 
     var isCurrent: Bool {
-        condition.locked {
-            guard let threadID else { return false }
-            return pthread_equal(threadID, pthread_self()) != 0
+        let me = pthread_self()
+        return condition.locked {
+            if let threadID, pthread_equal(threadID, me) != 0 { return true }
+            if let standIn, pthread_equal(standIn, me) != 0 { return true }
+            return false
         }
+    }
+
+    /// Runs `work` on the caller's thread in the ended thread's place: one caller at a
+    /// time, counted as the thread by ``isCurrent`` while it runs.
+    func runInPlace<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
+        afterStop.lock()
+        condition.locked { standIn = pthread_self() }
+        defer {
+            condition.locked { standIn = nil }
+            afterStop.unlock()
+        }
+        return try work()
     }
 
     var hasEnded: Bool { condition.locked { ended } }

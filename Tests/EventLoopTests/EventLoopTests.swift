@@ -86,3 +86,35 @@ final class Collector: @unchecked Sendable {
         #expect(UInt32(parts[1]) == glib_minor_version)
     }
 }
+
+/// LoopBound: the value is reachable on the loop thread and in `sync` after the loop
+/// stopped; anywhere else the process stops.
+@Suite struct LoopBoundTests {
+    @Test func theValueIsReadAndWrittenOnTheLoopThread() {
+        let loop = EventLoop(name: "test-bound")
+        defer { loop.stop() }
+        let bound = LoopBound([Int](), loop: loop)
+        for i in 1...100 { loop.async { bound.value.append(i) } }
+        #expect(loop.sync { bound.value } == Array(1...100))
+    }
+
+    @Test func syncAfterStopRunsAsTheContextsOwner() {
+        let loop = EventLoop(name: "test-bound-end")
+        let bound = LoopBound(7, loop: loop)
+        loop.stop()
+        let seen = loop.sync { () -> (Bool, Int) in
+            bound.value += 1
+            return (loop.isCurrent, bound.value)
+        }
+        #expect(seen == (true, 8))
+        #expect(!loop.isCurrent)
+    }
+
+    @Test func touchingTheValueFromAnotherThreadStopsTheProcess() async {
+        await #expect(processExitsWith: .failure) {
+            let loop = EventLoop(name: "test-bound-bad")
+            let bound = LoopBound(0, loop: loop)
+            bound.value = 1
+        }
+    }
+}

@@ -92,8 +92,10 @@ import Testing
         usleep(80_000)
         #expect(log.snapshot == [0])
         #expect(Self.taskEnds(id))
-        // After stop, sync runs on the caller.
-        #expect(thread.sync { thread.isCurrent } == false)
+        // After stop, sync runs on the caller (in the thread's place: isCurrent while it runs).
+        #expect(thread.sync { Self.taskID() } == Self.taskID())
+        #expect(thread.sync { thread.isCurrent } == true)
+        #expect(!thread.isCurrent)
     }
 
     @Test func releasingTheLastReferenceEndsTheThread() {

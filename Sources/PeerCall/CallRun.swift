@@ -1,0 +1,526 @@
+// CallRun: one run of a Call — the state of its task (connections by peer, timers, what ended) and the handling of each input in order.
+import PeerAgent
+import DTLS
+import EventLoop
+import Foundation
+import ICE
+import SDP
+import Synchronization
+import WampClient
+
+/// The state of one ``Call/run()`` and its handlers: router events, connection events,
+/// ticks and hang-ups are taken from the call's input stream one at a time, in order.
+/// Not `Sendable`: the compiler keeps it in the task that runs it, so nothing in it
+/// needs a lock.
+final class CallRun {
+    let call: Call
+    private let options: CallOptions
+    private let onEvent: @Sendable (CallEvent) -> Void
+    private let feed: AsyncStream<Call.Input>.Continuation
+    private let profile: any SignalingProfile
+    private let hangUpRequest: HangUpRequest
+
+    private var session: WampSession?
+    private var links: [String: CallLink] = [:]
+    /// Candidates that came before their peer's offer, for the connection it makes.
+    private var earlyCandidates = EarlyCandidates()
+    private var ended: [PeerResult] = []
+    private var failedLinks: [(code: Int32, reason: String)] = []
+    private var state: CallState = .connecting
+    private var establishedAt: Date?
+    private var waitingSince = Date()
+    private var lastProgress = Date()
+    private var finishing = false
+
+    /// A run of `call`, before anything happened.
+    init(call: Call) {
+        self.call = call
+        options = call.options
+        onEvent = call.onEvent
+        feed = call.feed
+        profile = call.profile
+        hangUpRequest = call.hangUpRequest
+    }
+
+    /// Runs the call to its end and returns the outcome (``Call/run()``).
+    func run() async -> CallResult {
+        report(.connecting, nil, nil)
+        var wamp = options.wamp
+        wamp.joinTimeoutMs = UInt32(max(1, min(options.timeoutSeconds, 3_600)) * 1000)
+        // Joining may take up to --timeout: race it against a hang-up (SIGINT/SIGTERM).
+        let joining = Task { () -> Result<WampSession, WampError> in
+            do throws(WampError) { return .success(try await WampSession.join(wamp)) } catch { return .failure(error) }
+        }
+        let joinOutcome = await firstOf(joining, or: hangUpRequest)
+        let joined: WampSession
+        switch joinOutcome {
+        case let .success(session)?: joined = session
+        case let .failure(error)?:
+            return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): \(error)")
+        case nil:
+            Task { if case let .success(late) = await joining.value { await late.leave() } }
+            let interrupted = hangUpRequest.kind == .interrupted
+            return finish(code: interrupted ? ExitCode.interrupted : ExitCode.ok, state: .finished,
+                          reason: interrupted ? "interrupted while joining the router" : "hung up while joining the router")
+        }
+        session = joined
+        onEvent(.milestone("joined", peer: nil))
+        let statusTask = Task { [feed] in
+            for await status in joined.status { feed.yield(.routerStatus(status)) }
+        }
+        defer { statusTask.cancel() }
+        var subscriptionTasks: [Task<Void, Never>] = []
+        defer { for t in subscriptionTasks { t.cancel() } }
+        do {
+            for topic in profile.topics {
+                let subscription = try await joined.subscribe(topic)
+                subscriptionTasks.append(Task { [feed, call] in
+                    for await event in subscription {
+                        guard call.queuedMessages.add(1, ordering: .relaxed).newValue <= Call.maximumQueuedMessages else {
+                            call.queuedMessages.subtract(1, ordering: .relaxed)
+                            call.droppedMessages.add(1, ordering: .relaxed)
+                            continue
+                        }
+                        feed.yield(.message(topic: topic, event: event))
+                    }
+                })
+            }
+        } catch {
+            await joined.leave()
+            return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): subscribe: \(error)")
+        }
+        let ticker = Task { [feed] in
+            while !Task.isCancelled {
+                try? await Task.sleep(nanoseconds: 250_000_000)
+                feed.yield(.tick)
+            }
+        }
+        defer { ticker.cancel() }
+
+        waitingSince = Date()
+        if let peer = profile.offersAtStart {
+            do { try await startOffer(to: peer) } catch {
+                return await end(code: ExitCode.usage, state: .failed, reason: "\(error)")
+            }
+        } else {
+            report(.ringing, nil, nil)
+        }
+        if let greeting = profile.greeting { await publish(greeting) }
+
+        for await input in call.inputs {
+            if let result = await handle(input) { return result }
+        }
+        return await end(code: ExitCode.interrupted, state: .finished, reason: "input stream ended")
+    }
+
+    /// The join's outcome, or nil when a hang-up comes first (then the join goes on in
+    /// `joining`, and the session it may still make is left by the caller).
+    private func firstOf(_ joining: Task<Result<WampSession, WampError>, Never>,
+                         or hangUp: HangUpRequest) async -> Result<WampSession, WampError>? {
+        await withCheckedContinuation { continuation in
+            let first = Once<Result<WampSession, WampError>?>(continuation)
+            let waiter = Task {
+                _ = await hangUp.wait()
+                first.resume(nil)
+            }
+            Task {
+                let outcome = await joining.value
+                first.resume(outcome)
+                waiter.cancel()
+            }
+        }
+    }
+
+    /// Publishes `publication` on the router; a failure is not the call's (the router
+    /// reconnects and the offer is republished).
+    private func publish(_ publication: Publication) async {
+        guard let session else { return }
+        _ = try? await session.publish(publication.topic, args: publication.args)
+    }
+
+    // MARK: Input handling (run task)
+
+    private func handle(_ input: Call.Input) async -> CallResult? {
+        switch input {
+        case let .message(topic, event):
+            call.queuedMessages.subtract(1, ordering: .relaxed)
+            return await message(topic: topic, event: event)
+        case let .connection(peer, event):
+            return await connectionEvent(peer: peer, event: event)
+        case let .routerStatus(status):
+            switch status {
+            case let .disconnected(reason): onEvent(.router("disconnected: \(reason)"))
+            case let .reconnected(id): onEvent(.router("reconnected (session \(id))"))
+            case let .reconnectFailed(attempt, error): onEvent(.router("reconnect attempt \(attempt) failed: \(error)"))
+            case let .restoreFailed(uri, error): onEvent(.router("could not restore \(uri): \(error)"))
+            case let .goodbye(reason, message, reconnectInMs):
+                let said = "router said goodbye: \(reason)" + (message.map { " (\($0))" } ?? "")
+                onEvent(.router(reconnectInMs.map { "\(said); reconnecting in \(Int($0)) ms" } ?? "\(said); not reconnecting"))
+            case let .closed(reason): onEvent(.router("closed: \(reason)"))
+            }
+            return nil
+        case .tick:
+            return await tick()
+        case let .hangUp(reason, interrupted):
+            return await end(code: interrupted ? ExitCode.interrupted : nil, state: .finished, reason: reason)
+        }
+    }
+
+    private func tick() async -> CallResult? {
+        let now = Date()
+        let dropped = call.droppedMessages.exchange(0, ordering: .relaxed)
+        if dropped > 0 {
+            onEvent(.signalingError(topic: "\(options.prefix).*", reason: "\(dropped) router events dropped: more than "
+                                    + "\(Call.maximumQueuedMessages) were waiting (a flood on the call's topics)"))
+        }
+        if let since = establishedAt, now.timeIntervalSince(since) >= options.durationSeconds {
+            return await end(code: nil, state: .finished, reason: nil)
+        }
+        // --timeout covers waiting for the offer or answer; once one was exchanged, ICE (5)
+        // and DTLS (6) failures bound the rest.
+        // An answer waiting for gathering counts as exchanged (the offer was taken).
+        let exchanged = links.values.contains { ($0.answered || (!$0.offerer && $0.awaitingGathering != nil)) && !$0.declined }
+        if establishedAt == nil, !exchanged, !options.waitsWithoutTimeout, now.timeIntervalSince(waitingSince) >= options.timeoutSeconds {
+            let what = options.role == .offer ? "no answer" : (options.role == .answer ? "no offer" : "no peer connected")
+            return await end(code: ExitCode.timeout, state: .failed,
+                             reason: "\(what) within --timeout \(formatSeconds(options.timeoutSeconds)) s")
+        }
+        // Republish unanswered offers (an answerer may join late).
+        for link in links.values where link.offerer && !link.answered {
+            if now.timeIntervalSince(link.lastOfferPublish) >= options.offerRepeatSeconds, let offer = link.offer {
+                link.lastOfferPublish = now
+                // With trickle, the repeat carries the candidates found so far (same o= line):
+                // an answerer that joined late missed the trickled ones.
+                await publish(profile.offer(options.trickle ? (link.pc.localDescription ?? offer) : offer, to: link.peer))
+            }
+        }
+        // Vanilla ICE: descriptions whose gathering has run out of time go with what there is.
+        for link in links.values.sorted(by: { $0.peer < $1.peer }) {
+            if let waiting = link.awaitingGathering, now >= waiting.deadline { await publishGathered(link) }
+        }
+        if now.timeIntervalSince(lastProgress) >= options.progressIntervalSeconds {
+            lastProgress = now
+            for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.established {
+                let s = link.pc.getStats()
+                onEvent(.frames(peer: link.peer, video: s.inbound("video")?.framesWritten ?? 0,
+                                audio: s.inbound("audio")?.framesWritten ?? 0))
+            }
+        }
+        return nil
+    }
+
+    private func message(topic: String, event: WampEvent) async -> CallResult? {
+        let message: SignalingMessage
+        do { message = try profile.message(topic: topic, event: event) } catch { return drop(topic, error.reason) }
+        switch message {
+        case .ignored:
+            break
+        case let .offer(offer, from):
+            await offered(offer, from: from)
+        case let .answer(answer, from):
+            return await applyAnswer(answer, peer: from)
+        case let .candidate(candidate, from):
+            remoteCandidate(candidate, peer: from, topic: topic)
+        case let .joined(user):
+            onEvent(.peerJoined(user))
+            guard links[user] == nil else { return nil }
+            do { try await startOffer(to: user) } catch { return drop(topic, "cannot call \(user): \(error)") }
+        case let .hangUp(from):
+            guard profile.isMesh else {
+                guard !finishing, let link = links[from], link.inCall else { return nil }
+                link.closedByPeer = true
+                // No close of our own in reply: it could end a new call started right after.
+                return await end(code: nil, state: .finished, reason: "the peer hung up (close)", announce: false)
+            }
+            onEvent(.peerLeft(from))
+            earlyCandidates.forget(from)
+            if let link = links[from] {
+                link.closedByPeer = true
+                closeLink(link)
+            }
+        }
+        return nil
+    }
+
+    private func drop(_ topic: String, _ reason: String) -> CallResult? {
+        onEvent(.signalingError(topic: topic, reason: reason))
+        return nil
+    }
+
+    // MARK: Offer / answer
+
+    private func makeLink(peer: String, offerer: Bool) throws -> CallLink {
+        let several = profile.isMesh
+        let videoPath = options.videoPath(peer: peer, several: several)
+        let audioPath = options.audioPath(peer: peer, several: several)
+        let feed = self.feed
+        let pc = try PeerConnection(configuration: options.connectionConfiguration) { event in
+            feed.yield(.connection(peer: peer, event: event))
+        }
+        let receive = ReceiveOptions(ivfPath: videoPath, oggPath: audioPath, decode: options.decode)
+        pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
+                          audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
+        pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
+                          video: try options.video.makeSource(), encoding: options.encoding, receive: receive)
+        let link = CallLink(peer: peer, pc: pc, offerer: offerer, videoPath: videoPath, audioPath: audioPath)
+        links[peer] = link
+        return link
+    }
+
+    private func startOffer(to peer: String) async throws {
+        earlyCandidates.forget(peer)  // from before our offer: not for it
+        let link = try makeLink(peer: peer, offerer: true)
+        let offer = try link.pc.createOffer()
+        try link.pc.setLocalDescription(offer)
+        link.offerIdentity = Call.identity(offer.sdp)
+        if options.trickle { await published(offer, on: link) } else { awaitGathering(offer, on: link) }
+    }
+
+    /// Vanilla ICE: `description` is published once `link`'s gathering completes, or after
+    /// ``gatheringWaitSeconds`` with what was gathered by then.
+    private func awaitGathering(_ description: SessionDescriptionInit, on link: CallLink) {
+        link.awaitingGathering = (description, Date().addingTimeInterval(Call.gatheringWaitSeconds))
+    }
+
+    /// Publishes the description `link` waits to publish (vanilla ICE), with every
+    /// candidate gathered so far.
+    private func publishGathered(_ link: CallLink) async {
+        guard let (description, _) = link.awaitingGathering else { return }
+        link.awaitingGathering = nil
+        await published(link.pc.localDescription ?? description, on: link)
+    }
+
+    /// Publishes our offer or answer on `link` and records it.
+    private func published(_ description: SessionDescriptionInit, on link: CallLink) async {
+        if description.type == .offer {
+            link.offer = description
+            link.lastOfferPublish = Date()
+            await publish(profile.offer(description, to: link.peer))
+            onEvent(.milestone("offerPublished", peer: link.peer))
+            if !profile.isMesh { report(.ringing, nil, nil) }
+            return
+        }
+        link.answer = description
+        link.answered = true
+        await publish(profile.answer(description, to: link.peer))
+        onEvent(.milestone("answerPublished", peer: link.peer))
+        if link.pc.connectionState == .failed {
+            link.failed = (ExitCode.ice, link.pc.failureReason ?? "negotiation failed")
+            report(.failed, profile.isMesh ? link.peer : nil, link.pc.failureReason)
+        }
+    }
+
+
+    /// An offer from `peer`: answered, or for a peer we have a connection with, what the
+    /// profile's rule says (answer again, ignore, decline as busy, replace).
+    private func offered(_ offer: SessionDescriptionInit, from peer: String) async {
+        let identity = Call.identity(offer.sdp)
+        if let link = links[peer] {
+            switch profile.repeatedOffer(from: peer, identity: identity, taken: link.offerIdentity, haveAnswer: link.answer != nil,
+                                         weOffered: link.offerer, answered: link.answered) {
+            case .answerAgain:
+                // Our answer may have been missed (now with every candidate).
+                if let answer = link.answer { await publish(profile.answer(link.pc.localDescription ?? answer, to: peer)) }
+                return
+            case .ignore:
+                return
+            case .decline:
+                await decline(offer, from: peer, identity: identity)
+                return
+            case .replace:
+                closeLink(link)
+            }
+        }
+        await answerOffer(offer, from: peer, identity: identity)
+    }
+
+    private func answerOffer(_ offer: SessionDescriptionInit, from peer: String, identity: String?) async {
+        let link: CallLink
+        do { link = try makeLink(peer: peer, offerer: false) } catch {
+            onEvent(.signalingError(topic: "offer", reason: "cannot create a connection for \(peer): \(error)"))
+            return
+        }
+        link.offerIdentity = identity
+        onEvent(.milestone("offerReceived", peer: peer))
+        for held in earlyCandidates.take(for: peer) {  // the connection holds them until the offer is set
+            remoteCandidate(held.candidate, peer: peer, topic: held.topic)
+        }
+        do {
+            try link.pc.setRemoteDescription(offer)
+            let answer = try link.pc.createAnswer()
+            try link.pc.setLocalDescription(answer)
+            if options.trickle { await published(answer, on: link) } else { awaitGathering(answer, on: link) }
+        } catch {
+            onEvent(.signalingError(topic: profile.offerTopic, reason: "offer from \(peer) refused: \(error)"))
+            closeLink(link)
+        }
+    }
+
+    /// Declines `offer` while in a call (busy, ``LegacyProfile/declineAnswer(to:)``).
+    /// An offer whose SDP does not parse is no call to decline: it is reported as a
+    /// signaling error with the parser's reason and dropped.
+    private func decline(_ offer: SessionDescriptionInit, from peer: String, identity: String?) async {
+        let answer: SessionDescriptionInit
+        do { answer = try LegacyProfile.declineAnswer(to: offer) } catch {
+            onEvent(.signalingError(topic: profile.offerTopic, reason: "offer refused: unusable session description: \(error)"))
+            return
+        }
+        onEvent(.busy(from: identity.map { "offer o=\($0)" } ?? "an offer", reason: "already in a call"))
+        await publish(profile.answer(answer, to: peer))
+    }
+
+    private func applyAnswer(_ answer: SessionDescriptionInit, peer: String) async -> CallResult? {
+        guard let link = links[peer], link.offerer, !link.answered else { return nil }
+        if let parsed = try? SessionDescription(parsing: answer.sdp), !parsed.media.isEmpty,
+           parsed.media.allSatisfy({ $0.port == 0 }) {
+            // A decline: ours only when it repeats our offer's o= line.
+            guard let mine = link.offerIdentity, Call.identity(answer.sdp) == mine else { return nil }
+            link.answered = true
+            link.declined = true
+            if profile.isMesh {
+                closeLink(link)
+                report(.busy, peer, "\(peer) declined the call")
+                return nil
+            }
+            return await end(code: ExitCode.busy, state: .busy, reason: "the answerer is busy in another call")
+        }
+        do {
+            onEvent(.milestone("answerReceived", peer: peer))
+            try link.pc.setRemoteDescription(answer)
+            link.answered = true
+            link.answer = answer
+        } catch {
+            return drop(profile.answerTopic, "answer from \(peer) refused: \(error)")
+        }
+        return nil
+    }
+
+    private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
+        guard let link = links[peer] else { return earlyCandidates.hold(candidate, topic: topic, from: peer) }
+        // Our own, echoed by the router: by our ufrag when the candidate names one, else by
+        // its text (never for end-of-candidates, whose text is the same from both sides).
+        if let ufrag = candidate.usernameFragment, !ufrag.isEmpty {
+            if link.localUfrags.contains(ufrag) { return }
+        } else if !candidate.isEndOfCandidates, link.published.contains(candidate.candidate) {
+            return
+        }
+        if !candidate.isEndOfCandidates { onEvent(.candidate(peer: peer, local: false, candidate: candidate.candidate)) }
+        do { try link.pc.addIceCandidate(candidate) } catch {
+            onEvent(.signalingError(topic: topic, reason: "\(error)"))
+        }
+    }
+
+    // MARK: Connection events
+
+    private func connectionEvent(peer: String, event: PeerConnectionEvent) async -> CallResult? {
+        guard let link = links[peer] else { return nil }
+        switch event {
+        case let .localCandidate(c):
+            guard options.trickle else { return nil }
+            link.published.insert(c.candidate)
+            if let ufrag = c.usernameFragment { link.localUfrags.insert(ufrag) }
+            if !c.isEndOfCandidates { onEvent(.candidate(peer: peer, local: true, candidate: c.candidate)) }
+            await publish(profile.candidate(c, to: peer))
+        case .iceGatheringState(.complete):
+            await publishGathered(link)
+        case let .track(info):
+            onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
+        case let .remoteCandidateDropped(candidate, reason):
+            onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
+        case let .iceConnectionState(s) where s == .connected || s == .completed:
+            guard !link.iceConnected else { return nil }
+            link.iceConnected = true
+            onEvent(.milestone("iceConnected", peer: peer))
+        case let .dtlsState(s) where s == .connected:
+            onEvent(.milestone("dtlsConnected", peer: peer))
+        case let .firstRemoteFrame(kind, _):
+            onEvent(.milestone(kind == "video" ? "firstRemoteFrame" : "firstRemoteAudio", peer: peer))
+        case let .connectionState(s, reason):
+            onEvent(.connectionState(peer: peer, state: s.rawValue, reason: reason))
+            return await connectionState(s, reason: reason, of: link)
+        default: break
+        }
+        return nil
+    }
+
+    private func connectionState(_ s: PeerConnectionState, reason: String?, of link: CallLink) async -> CallResult? {
+        let mesh = profile.isMesh
+        switch s {
+        case .connected:
+            guard !link.established else { return nil }
+            link.established = true
+            let directions = link.pc.allTransceivers.compactMap(\.currentDirection)
+            let hold = !directions.isEmpty && directions.allSatisfy { $0 == .inactive }
+            if establishedAt == nil {
+                establishedAt = Date()
+                report(hold ? .hold : .established, mesh ? link.peer : nil, nil)
+            } else if mesh {
+                report(hold ? .hold : .established, link.peer, nil)
+            }
+        case .failed:
+            let text = reason ?? "failed"
+            let code = text.hasPrefix("DTLS") ? ExitCode.dtls : ExitCode.ice
+            link.failed = (code, text)
+            guard mesh else { return await end(code: code, state: .failed, reason: text) }
+            report(.failed, link.peer, text)
+            closeLink(link)
+        case .closed:
+            if link.pc.closedByPeer, !mesh {
+                link.closedByPeer = true
+                return await end(code: nil, state: .finished, reason: "the peer hung up (DTLS close_notify)", announce: false)
+            }
+        default: break
+        }
+        return nil
+    }
+
+    // MARK: Ending
+
+    private func closeLink(_ link: CallLink) {
+        earlyCandidates.forget(link.peer)
+        if let failure = link.failed { failedLinks.append(failure) }
+        link.pc.close()
+        let s = link.pc.getStats()
+        let receivesVideo = link.pc.allTransceivers.contains { $0.kind == .video && $0.currentDirection?.receives == true }
+        let result = PeerResult(peer: link.peer, videoPath: link.videoPath, audioPath: link.audioPath, stats: s,
+                                videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
+                                audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0,
+                                receivesVideo: receivesVideo)
+        if link.inCall { ended.append(result) }
+        links[link.peer] = nil
+        if link.inCall {
+            onEvent(.stats(peer: link.peer, report: s, videoPath: link.videoPath, audioPath: link.audioPath))
+        }
+    }
+
+    /// Ends the call: publishes close, closes every connection (files complete), leaves
+    /// the router, and returns the outcome (``CallVerdict``).
+    private func end(code: Int32?, state final: CallState, reason: String?, announce: Bool = true) async -> CallResult {
+        finishing = true
+        // Vanilla ICE: a description still waiting for gathering goes out with what there is.
+        for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.awaitingGathering != nil {
+            await publishGathered(link)
+        }
+        if announce, let close = profile.close(inCall: links.values.contains { $0.inCall }) { await publish(close) }
+        // Before the connections close: how far the furthest one got, for a call that
+        // never reached `established`.
+        let reached = establishedAt == nil ? CallVerdict.furthestStep(of: Array(links.values), role: options.role) : nil
+        for link in links.values.sorted(by: { $0.peer < $1.peer }) { closeLink(link) }
+        if let session { await session.leave() }
+        session = nil
+        let verdict = CallVerdict(code: code, state: final, reason: reason, reached: reached,
+                                  failure: establishedAt == nil ? failedLinks.first : nil, ended: ended, minFrames: options.minFrames)
+        return finish(code: verdict.exitCode, state: verdict.state, reason: verdict.reason)
+    }
+
+    private func finish(code: Int32, state final: CallState, reason: String?) -> CallResult {
+        report(final, nil, reason)
+        feed.finish()
+        return CallResult(exitCode: code, state: final, reason: reason, peers: ended)
+    }
+
+    private func report(_ s: CallState, _ peer: String?, _ reason: String?) {
+        if peer == nil { state = s }
+        onEvent(.state(s, peer: peer, reason: reason))
+    }
+}

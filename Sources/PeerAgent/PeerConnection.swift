@@ -27,19 +27,23 @@ import SDP
 public final class PeerConnection: Sendable {
     /// The configuration given at init.
     public let configuration: PeerConnectionConfiguration
-    private let loop: EventLoop
+    /// The loop whose thread runs the ICE agent, the DTLS transport and the events.
+    let loop: EventLoop
     private let onEvent: @Sendable (PeerConnectionEvent) -> Void
-    private let certificate: Certificate
+    /// Our DTLS certificate (its fingerprint goes in every description).
+    let certificate: Certificate
     private let fingerprint: Fingerprint
     private let cname = randomIceChars(16)
-    private let plane: MediaPlane
+    /// The transceivers, BUNDLE routing and RTCP of the connection.
+    let plane: MediaPlane
     private let streamId = UUID().uuidString.lowercased()
     private let sessionId = UInt64.random(in: 1..<(1 << 62))
     /// The connection's state (JSEP, ICE/DTLS progress, the agent and transport), behind
     /// one `Mutex` held only for its own fields.
-    private let state: Mutex<State>
+    let state: Mutex<State>
 
-    private struct State {
+    /// What ``state`` holds.
+    struct State {
         var agent: IceAgent?
         var transport: DtlsSrtpTransport?
         var isOfferer: Bool?
@@ -118,7 +122,7 @@ public final class PeerConnection: Sendable {
     // MARK: State
 
     /// False once closed, by us or by the peer (DTLS close_notify): RTP is not taken then.
-    private var isOpen: Bool { state.withLock { s in !s.machine.isClosed } }
+    var isOpen: Bool { state.withLock { s in !s.machine.isClosed } }
     /// The W3C connection state.
     public var connectionState: PeerConnectionState { state.withLock { s in s.machine.state } }
     /// Why the connection failed, when it did.
@@ -430,39 +434,6 @@ public final class PeerConnection: Sendable {
                                        icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
     }
 
-    /// The ICE agent, made on first use with the given role. Never called with `state`
-    /// held: making an agent waits for the event-loop thread, whose callbacks take it.
-    private func obtainAgent(controlling: Bool) throws -> IceAgent {
-        if let existing = state.withLock({ s in s.agent }) { return existing }
-        let box = WeakBox(self)
-        let made: IceAgent
-        do {
-            made = try IceAgent(configuration.iceAgentConfiguration(controlling: controlling), loop: loop, onEvent: { event in box.value?.iceEvent(event) },
-                                onReceive: { bytes in box.value?.transportReceive(bytes) })
-        } catch {
-            throw PeerConnectionError.setup("ICE agent: \(error)")
-        }
-        let madeTransport = DtlsSrtpTransport(
-            send: { [made] datagram in made.send(datagram) }, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
-            onState: { state, error in box.value?.dtlsChanged(state, error) },
-            onRTP: { [weak plane] bytes in if box.value?.isOpen == true { plane?.receiveRTP(bytes) } },
-            onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) })
-        let creds = (made.localUfrag, made.localPwd)
-        let winner: IceAgent? = state.withLock { s in
-            if let agent = s.agent { return agent }
-            s.agent = made
-            s.transport = madeTransport
-            s.credentials = creds
-            return nil
-        }
-        if winner == nil { plane.attach(madeTransport) }
-        if let winner {
-            made.close()
-            return winner
-        }
-        return made
-    }
-
     /// Applies the answer (ours or theirs); returns the events to emit.
     private func negotiate(_ s: inout State, answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
         let (offer, remoteSDP) = (weAreOfferer ? s.local : s.remote, weAreOfferer ? answer : s.remote)
@@ -488,101 +459,15 @@ public final class PeerConnection: Sendable {
     }
 
     /// Marks the connection failed with `reason`; emits the events.
-    private func fail(_ reason: String) {
+    func fail(_ reason: String) {
         emit(state.withLock { $0.machine.fail(reason) })
     }
 
-    private func emit(_ events: [PeerConnectionEvent]) {
+    /// Hands `events` to the event handler on the loop thread, in order (never inline).
+    func emit(_ events: [PeerConnectionEvent]) {
         guard !events.isEmpty else { return }
         let handler = onEvent
         loop.async { for e in events { handler(e) } }
-    }
-
-    // MARK: Callbacks (loop thread, `state` not held)
-
-    private func iceEvent(_ event: IceEvent) {
-        var events: [PeerConnectionEvent] = []
-        var startDTLS = false
-        state.withLock { s in
-            guard !s.machine.isClosed else { return }
-            switch event {
-            case let .localCandidate(c):
-                s.localCandidates.append(c)
-                let mid = s.local?.media.first { !$0.isRejected }?.mid ?? "0"
-                events.append(.localCandidate(IceCandidateInit(candidate: c.sdpValue, sdpMid: mid, sdpMLineIndex: 0,
-                                                               usernameFragment: s.credentials.ufrag)))
-            case .gatheringComplete:
-                s.gathering = .complete
-                let mid = s.local?.media.first { !$0.isRejected }?.mid ?? "0"
-                events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0,
-                                                               usernameFragment: s.credentials.ufrag)))
-                events.append(.iceGatheringState(.complete))
-            case let .state(newState):
-                let (changed, first) = s.machine.iceChanged(newState, now: monotonicMs(), dtlsError: s.transport?.error.map { "\($0)" })
-                events += changed
-                startDTLS = first
-            case let .selectedPair(pair):
-                s.selectedPair = pair
-            case let .remoteCandidateDropped(candidate, reason):
-                events.append(.remoteCandidateDropped(candidate: candidate, reason: reason))
-            case .gatheringFailed:
-                events += s.machine.fail("ICE gathering found no usable candidate (policy \(configuration.iceTransportPolicy.rawValue): check the TURN server and its credentials)")
-            }
-        }
-        emit(events)
-        if startDTLS { maybeStartDTLS() }
-    }
-
-    private func maybeStartDTLS() {
-        // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
-        // (loop thread) may both get here; only one starts DTLS.
-        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = state.withLock { s in
-            guard !s.dtlsStarted, !s.machine.isClosed, s.machine.state != .failed, s.negotiated, let role = s.dtlsRole, let transport = s.transport,
-                  s.machine.iceIsConnected else { return nil }
-            s.dtlsStarted = true
-            return (transport, role, s.remoteFingerprints)
-        }
-        guard let (transport, role, prints) = ready else { return }
-        do { try transport.start(role: role, remoteFingerprints: prints) } catch {
-            fail("DTLS could not start: \(error)")
-            return
-        }
-        let box = WeakBox(self)
-        let timeout = configuration.dtlsTimeoutMs
-        let id = loop.after(milliseconds: timeout) {
-            guard let pc = box.value, pc.dtlsTransportState != .connected else { return }
-            pc.fail("DTLS failed: the handshake did not complete within \(timeout) ms")
-        }
-        state.withLock { s in s.dtlsTimer = id }
-    }
-
-    private func dtlsChanged(_ newState: DTLSTransportState, _ error: DTLSError?) {
-        var events: [PeerConnectionEvent] = []
-        var startMedia = false
-        state.withLock { s in
-            guard !s.machine.isClosed else { return }
-            let (changed, first) = s.machine.dtlsChanged(newState, error: error, now: monotonicMs())
-            events += changed
-            startMedia = first
-        }
-        emit(events)
-        if startMedia { startMediaFlow() }
-    }
-
-    private func startMediaFlow() {
-        let timer = state.withLock { s -> UInt32 in
-            defer { s.dtlsTimer = 0 }
-            return s.dtlsTimer
-        }
-        if timer != 0 { loop.cancelTimer(timer) }
-        let box = WeakBox(self)
-        plane.start(on: loop, minimumIntervalMs: configuration.rtcpMinimumIntervalMs,
-                    isOpen: { box.value.map { $0.connectionState != .closed } ?? false },
-                    senderFailed: { kind, error in box.value?.fail("\(kind) sender could not start: \(error)") })
-    }
-
-    private func transportReceive(_ bytes: [UInt8]) {
-        state.withLock { s in s.transport }?.receive(bytes)
     }
 
     /// Test hook: the RTCP received so far, by packet type, SSRC and compound

@@ -283,7 +283,7 @@ final class RtpReceiver: @unchecked Sendable {
 
     private func videoEvent(_ event: VP8FrameAssembler.Event, now: Int64) -> [RTCPPacket] {
         switch event {
-        case let .frame(frame):
+        case let .delivered(frame):
             stats.framesReceived = (stats.framesReceived ?? 0) + 1
             let backlog = sinkBacklog.load(ordering: .relaxed)
             if frame.isKeyframe {
@@ -312,7 +312,7 @@ final class RtpReceiver: @unchecked Sendable {
                                             width: frame.width, height: frame.height)
             toSink { [self] in sinkVideo(encoded) }
             return []
-        case let .lost(loss):
+        case let .missing(loss):
             stats.framesDropped = (stats.framesDropped ?? 0) + max(1, loss.frames.count)
             awaitingKeyframe = true
             return keyframeRequest(now: now)
@@ -321,7 +321,7 @@ final class RtpReceiver: @unchecked Sendable {
 
     private func audioEvent(_ event: OpusDepayloader.Event, now: Int64) {
         switch event {
-        case let .packet(packet):
+        case let .delivered(packet):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
                 sinkOverflowDrops += 1
                 droppedAudioSamples += packet.sampleCount ?? 960
@@ -334,7 +334,7 @@ final class RtpReceiver: @unchecked Sendable {
             let gap = droppedAudioSamples
             droppedAudioSamples = 0
             toSink { [self] in sinkAudio(frame, gapBefore: gap > 0 ? gap : nil) }
-        case let .gap(gap):
+        case let .missing(gap):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
                 droppedAudioSamples += Int(gap.duration)
                 return

@@ -82,41 +82,16 @@ public struct OpusDepayloader: Sendable {
         public var timestamp: UInt32
         /// Length of the missing audio in 48 kHz ticks (samples per channel): up to the next packet's timestamp.
         public var duration: UInt32
-
-        /// Creates a gap value.
-        public init(missingPackets: Int, firstSequenceNumber: UInt16, timestamp: UInt32, duration: UInt32) {
-            self.missingPackets = missingPackets
-            self.firstSequenceNumber = firstSequenceNumber
-            self.timestamp = timestamp
-            self.duration = duration
-        }
+        // Made only by the depayloader (its memberwise init is internal).
     }
 
-    /// What the depayloader hands back, in sequence number order.
-    public enum Event: Equatable, Sendable {
-        /// An Opus packet to decode.
-        case packet(Packet)
-        /// Missing packets to conceal (comes before the packet that follows them).
-        case gap(Gap)
-    }
+    /// What the depayloader hands back, in sequence number order: `.delivered` an Opus
+    /// packet to decode, `.missing` a gap to conceal (before the packet that follows it).
+    public typealias Event = Depayloaded<Packet, Gap>
 
-    /// Running totals since creation.
-    public struct Counters: Equatable, Sendable, ReorderCounted {
-        /// The reorder stage's counts: packets received, duplicate, late (after their place
-        /// was passed: already reported in a gap) and from another SSRC.
-        public var reorder = ReorderCounts()
-        /// Packets with an empty payload (counted as missing).
-        public var emptyPackets = 0
-        /// Sequence numbers reported missing in gaps.
-        public var packetsMissing = 0
-        /// Packets delivered.
-        public var packetsEmitted = 0
-        /// Gaps reported.
-        public var gaps = 0
-
-        /// All zero.
-        public init() {}
-    }
+    /// Running totals since creation (``DepayloadCounts``: the Opus depayloader keeps
+    /// nothing beyond what every depayloader counts).
+    public typealias Counters = DepayloadCounts
 
     /// Packets: how far past a missing sequence number the stream must get before it is declared missing.
     public let reorderWindow: Int
@@ -137,7 +112,7 @@ public struct OpusDepayloader: Sendable {
     /// Takes one received RTP packet and returns the Opus packets and gaps it makes
     /// ready, in sequence number order (often none or one).
     public mutating func push(_ packet: RTPPacket) -> [Event] {
-        guard reorderBuffer.admit(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, counters: &counters.reorder,
+        guard reorderBuffer.admit(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber, counters: &counters,
                             entry: { packet }) != nil else { return [] }
         return drain(force: false)
     }
@@ -158,9 +133,9 @@ public struct OpusDepayloader: Sendable {
                     continue
                 }
                 let duration = try? OpusTOC(parsing: p.payload).sampleCount
-                if missing > 0 { out.append(.gap(gap(before: p.timestamp, nextDuration: duration))) }
-                counters.packetsEmitted += 1
-                out.append(.packet(Packet(data: p.payload, timestamp: p.timestamp,
+                if missing > 0 { out.append(.missing(gap(before: p.timestamp, nextDuration: duration))) }
+                counters.delivered += 1
+                out.append(.delivered(Packet(data: p.payload, timestamp: p.timestamp,
                                           sequenceNumber: UInt16(truncatingIfNeeded: c), sampleCount: duration)))
                 last = (p.timestamp, duration)
             } else if force || reorderBuffer.isOverdue(c) {
@@ -175,7 +150,7 @@ public struct OpusDepayloader: Sendable {
             // Holes (empty packets) at the very end: estimate from the last packet's duration.
             let per = last?.duration ?? 960
             let start = (last.map { $0.timestamp &+ UInt32(truncatingIfNeeded: $0.duration ?? per) }) ?? 0
-            out.append(.gap(makeGap(start: start, duration: UInt32(truncatingIfNeeded: per * missing))))
+            out.append(.missing(makeGap(start: start, duration: UInt32(truncatingIfNeeded: per * missing))))
         }
         reorderBuffer.trimConsumed()
         return out
@@ -204,7 +179,7 @@ public struct OpusDepayloader: Sendable {
         let g = Gap(missingPackets: missing, firstSequenceNumber: UInt16(truncatingIfNeeded: firstMissing),
                     timestamp: start, duration: duration)
         counters.packetsMissing += missing
-        counters.gaps += 1
+        counters.missingReports += 1
         missing = 0
         return g
     }

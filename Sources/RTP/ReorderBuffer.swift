@@ -2,10 +2,12 @@
 // RFC 7587): one SSRC's packets in arrival order in, buffered entries out in sequence
 // number order (RFC 3550 §5.1), with duplicates and late packets told apart.
 
-/// The counts of the reorder stage of a depayloader (``VP8FrameAssembler``,
-/// ``OpusDepayloader``), the same in both; their `Counters` show these fields as their
-/// own (`counters.latePackets`).
-public struct ReorderCounts: Equatable, Sendable {
+/// The counts every depayloader built on ``ReorderBuffer`` keeps, the same in both
+/// (``VP8FrameAssembler``, ``OpusDepayloader``): the reorder stage's (received,
+/// duplicate, late, other SSRC), what was given up, and the ``Depayloaded`` events
+/// handed back. A depayloader's `Counters` show these fields as their own
+/// (`counters.latePackets`).
+public struct DepayloadCounts: Equatable, Sendable {
     /// Every packet passed to the depayloader's `push(_:)`.
     public var packetsReceived = 0
     /// Packets whose sequence number had already been received.
@@ -15,25 +17,44 @@ public struct ReorderCounts: Equatable, Sendable {
     public var latePackets = 0
     /// Packets with an SSRC other than the first one seen, ignored.
     public var otherSSRCPackets = 0
+    /// Packets with an empty payload: VP8 padding (skipped), or an empty Opus packet
+    /// (concealed as missing).
+    public var emptyPackets = 0
+    /// Sequence numbers given up on (never arrived in time; Opus: empty ones too).
+    public var packetsMissing = 0
+    /// `.delivered` events handed back: VP8 frames, Opus packets.
+    public var delivered = 0
+    /// `.missing` events handed back: VP8 loss reports, Opus gaps.
+    public var missingReports = 0
 
     /// All zero.
     public init() {}
 }
 
-/// A depayloader's counters that hold ``ReorderCounts``: its fields read and write as
-/// the counters' own (`counters.latePackets` is `counters.reorder.latePackets`).
+/// A depayloader's counters that hold ``DepayloadCounts`` and more: those fields read
+/// and write as the counters' own (`counters.latePackets` is `counters.packets.latePackets`).
 @dynamicMemberLookup
-public protocol ReorderCounted {
-    /// The reorder stage's counts.
-    var reorder: ReorderCounts { get set }
+public protocol DepayloadCounted {
+    /// The counts every depayloader keeps.
+    var packets: DepayloadCounts { get set }
 }
 
-extension ReorderCounted {
-    /// Reads and writes the ``ReorderCounts`` fields as if they were this value's own.
-    public subscript<T>(dynamicMember field: WritableKeyPath<ReorderCounts, T>) -> T {
-        get { reorder[keyPath: field] }
-        set { reorder[keyPath: field] = newValue }
+extension DepayloadCounted {
+    /// Reads and writes the ``DepayloadCounts`` fields as if they were this value's own.
+    public subscript<T>(dynamicMember field: WritableKeyPath<DepayloadCounts, T>) -> T {
+        get { packets[keyPath: field] }
+        set { packets[keyPath: field] = newValue }
     }
+}
+
+/// What a depayloader built on ``ReorderBuffer`` hands back, in decode order: a unit
+/// to decode (a VP8 frame, an Opus packet) or what is missing before the next one (VP8
+/// frames that could not be completed, an Opus gap to conceal).
+public enum Depayloaded<Unit: Equatable & Sendable, Missing: Equatable & Sendable>: Equatable, Sendable {
+    /// A complete unit, to decode or record.
+    case delivered(Unit)
+    /// What could not be delivered; comes before the unit that follows it.
+    case missing(Missing)
 }
 
 /// The codec-agnostic reorder buffer under ``VP8FrameAssembler`` and ``OpusDepayloader``:
@@ -80,7 +101,7 @@ struct ReorderBuffer<Entry> {
     /// Returns the unwrapped sequence number and whether it is now the ``highest``
     /// (always for the first packet), or `nil` when the packet was not buffered
     /// (another SSRC, late or duplicate; the counter says which).
-    mutating func admit(ssrc packetSSRC: UInt32, sequenceNumber: UInt16, counters: inout ReorderCounts,
+    mutating func admit(ssrc packetSSRC: UInt32, sequenceNumber: UInt16, counters: inout DepayloadCounts,
                         entry: () -> Entry) -> (sequence: Int64, isNewest: Bool)? {
         counters.packetsReceived += 1
         if let s = ssrc, s != packetSSRC {

@@ -92,7 +92,7 @@ public struct VP8FrameAssembler: Sendable {
         /// Sequence numbers declared missing in the span this report covers, ascending in
         /// decode order (at most ``maximumListedMissing`` are listed). A hole that cost no
         /// frame (a lost padding packet: the PictureIDs around it are consecutive) is not
-        /// reported, only counted in ``Counters/packetsMissing``.
+        /// reported, only counted in ``DepayloadCounts/packetsMissing``.
         public var missingSequenceNumbers: [UInt16]
         /// The number of sequence numbers declared missing in that span (may exceed the list).
         public var missingPacketCount: Int
@@ -108,30 +108,22 @@ public struct VP8FrameAssembler: Sendable {
         }
     }
 
-    /// What the assembler hands back, in decode order.
-    public enum Event: Equatable, Sendable {
-        /// A complete frame.
-        case frame(Frame)
-        /// Frames that could not be completed.
-        case lost(Loss)
-    }
+    /// What the assembler hands back, in decode order: `.delivered` a complete frame,
+    /// `.missing` the frames that could not be completed.
+    public typealias Event = Depayloaded<Frame, Loss>
 
     /// Running totals since creation.
-    public struct Counters: Equatable, Sendable, ReorderCounted {
-        /// The reorder stage's counts: packets received, duplicate, late (after their
-        /// sequence number was passed: their frame emitted or declared lost) and from another SSRC.
-        public var reorder = ReorderCounts()
+    public struct Counters: Equatable, Sendable, DepayloadCounted {
+        /// The counts every depayloader keeps: packets received, duplicate, late (after
+        /// their sequence number was passed: their frame emitted or declared lost), from
+        /// another SSRC, empty (padding only, skipped), missing (never arrived in time);
+        /// frames delivered and loss reports.
+        public var packets = DepayloadCounts()
         /// Packets whose payload descriptor did not parse (RFC 7741 §4.2).
         public var malformedPackets = 0
-        /// Packets with an empty payload (padding only), skipped.
-        public var paddingPackets = 0
         /// Packets that arrived in time but belonged to a frame that could not be completed.
         public var discardedPackets = 0
-        /// Sequence numbers declared missing (never arrived in time).
-        public var packetsMissing = 0
-        /// Frames emitted.
-        public var framesEmitted = 0
-        /// Key frames among ``framesEmitted``.
+        /// Key frames among those delivered.
         public var keyFramesEmitted = 0
         /// Frames reported lost (entries over all ``Loss`` reports).
         public var framesLost = 0
@@ -192,12 +184,12 @@ public struct VP8FrameAssembler: Sendable {
     public mutating func push(_ packet: RTPPacket) -> [Event] {
         var kind = Kind.padding
         guard let (_, isNewest) = reorderBuffer.admit(ssrc: packet.ssrc, sequenceNumber: packet.sequenceNumber,
-                                                counters: &counters.reorder, entry: {
+                                                counters: &counters.packets, entry: {
             kind = Self.kind(of: packet.payload)
             return Entry(timestamp: packet.timestamp, marker: packet.marker, payload: packet.payload, kind: kind)
         }) else { return [] }
         switch kind {
-        case .padding: counters.paddingPackets += 1
+        case .padding: counters.emptyPackets += 1
         case .malformed: counters.malformedPackets += 1
         case .media: break
         }
@@ -309,9 +301,9 @@ public struct VP8FrameAssembler: Sendable {
         if !pendingLoss.frames.isEmpty { emitLoss(into: &out) } else { pendingLoss = Loss() }
         let header = try? VP8FrameHeader(parsing: data)
         let isKey = (data.first ?? 1) & 0x01 == 0
-        counters.framesEmitted += 1
+        counters.delivered += 1
         if isKey { counters.keyFramesEmitted += 1 }
-        out.append(.frame(Frame(data: data, timestamp: timestamp, pictureID: descriptor.pictureID?.value,
+        out.append(.delivered(Frame(data: data, timestamp: timestamp, pictureID: descriptor.pictureID?.value,
                                 isKeyframe: isKey, width: isKey ? header?.width : nil,
                                 height: isKey ? header?.height : nil,
                                 firstSequenceNumber: UInt16(truncatingIfNeeded: first),
@@ -322,7 +314,8 @@ public struct VP8FrameAssembler: Sendable {
 
     private mutating func emitLoss(into out: inout [Event]) {
         counters.framesLost += pendingLoss.frames.count
-        out.append(.lost(pendingLoss))
+        counters.missingReports += 1
+        out.append(.missing(pendingLoss))
         pendingLoss = Loss()
     }
 

@@ -79,13 +79,13 @@ enum MediaBench {
                 bytes += encoded.data.count
                 for packet in try packetizer.packetize(encoded.data, timestamp: UInt32(truncatingIfNeeded: encoded.timestamp)) {
                     for event in assembler.push(try RTPPacket(parsing: packet.serialized())) {
-                        if case let .frame(f) = event { _ = try decoder.decode(f.data, timestamp: Int64(f.timestamp)) }
+                        if case let .delivered(f) = event { _ = try decoder.decode(f.data, timestamp: Int64(f.timestamp)) }
                     }
                 }
             }
         }
         for event in assembler.flush() {
-            if case let .frame(f) = event { _ = try decoder.decode(f.data, timestamp: Int64(f.timestamp)) }
+            if case let .delivered(f) = event { _ = try decoder.decode(f.data, timestamp: Int64(f.timestamp)) }
         }
         return (cpuSeconds(RUSAGE_SELF) - start, bytes, decoder.framesDecoded)
     }

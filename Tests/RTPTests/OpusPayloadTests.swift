@@ -81,11 +81,11 @@ import Bytes
             if dropped[i] {
                 var j = i
                 while dropped[j] { j += 1 }
-                expected.append(.gap(.init(missingPackets: j - i, firstSequenceNumber: sent[i].sequenceNumber,
+                expected.append(.missing(.init(missingPackets: j - i, firstSequenceNumber: sent[i].sequenceNumber,
                                            timestamp: sent[i].timestamp, duration: UInt32((j - i) * 960))))
                 i = j
             } else {
-                expected.append(.packet(.init(data: sent[i].payload, timestamp: sent[i].timestamp,
+                expected.append(.delivered(.init(data: sent[i].payload, timestamp: sent[i].timestamp,
                                               sequenceNumber: sent[i].sequenceNumber, sampleCount: 960)))
                 i += 1
             }
@@ -98,13 +98,13 @@ import Bytes
         let firstDifference = zip(events, expected).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(firstDifference == nil, "first differing event at \(firstDifference ?? -1)")
         let droppedCount = dropped.filter { $0 }.count
-        let gaps = expected.filter { if case .gap = $0 { true } else { false } }.count
+        let gaps = expected.filter { if case .missing = $0 { true } else { false } }.count
         #expect(d.counters.packetsMissing == droppedCount)
-        #expect(d.counters.gaps == gaps)
-        #expect(d.counters.packetsEmitted == 1000 - droppedCount)
+        #expect(d.counters.missingReports == gaps)
+        #expect(d.counters.delivered == 1000 - droppedCount)
         #expect(d.counters.duplicatePackets == wire.count - (1000 - droppedCount))
         #expect(d.counters.latePackets == 0)
-        print("Opus: 1000 packets, \(droppedCount) dropped in \(gaps) gaps, \(d.counters.duplicatePackets) duplicates, \(d.counters.packetsEmitted) delivered")
+        print("Opus: 1000 packets, \(droppedCount) dropped in \(gaps) gaps, \(d.counters.duplicatePackets) duplicates, \(d.counters.delivered) delivered")
     }
 
     /// A packet later than the window is reported in a gap, then ignored and counted;
@@ -116,10 +116,10 @@ import Bytes
         var events: [OpusDepayloader.Event] = []
         for i in [0, 2, 3, 4, 5] { events += d.push(q[i]) }
         #expect(events.count == 6)
-        #expect(events[1] == .gap(.init(missingPackets: 1, firstSequenceNumber: 11, timestamp: 960, duration: 960)))
+        #expect(events[1] == .missing(.init(missingPackets: 1, firstSequenceNumber: 11, timestamp: 960, duration: 960)))
         #expect(d.push(q[1]).isEmpty)
         #expect(d.counters.latePackets == 1)
-        #expect(d.counters.gaps == 1)   // the 1 s jump at packet 4 (DTX) is not a gap
+        #expect(d.counters.missingReports == 1)   // the 1 s jump at packet 4 (DTX) is not a gap
     }
 
     /// Chromium's Opus packets from a real call: 14 packets, each 960 samples (TOC 0x78),
@@ -130,12 +130,12 @@ import Bytes
         let packets = try capture.packets.map { try RTPPacket(parsing: $0) }.filter { $0.payloadType == opus }
         var d = OpusDepayloader()
         var out: [OpusDepayloader.Packet] = []
-        for p in packets { for case let .packet(x) in d.push(p) { out.append(x) } }
-        for case let .packet(x) in d.flush() { out.append(x) }
+        for p in packets { for case let .delivered(x) in d.push(p) { out.append(x) } }
+        for case let .delivered(x) in d.flush() { out.append(x) }
         #expect(out.count == 14)
         #expect(out.allSatisfy { $0.sampleCount == 960 })
         #expect(zip(out, out.dropFirst()).allSatisfy { $1.timestamp == $0.timestamp &+ 960 })
         #expect(out.map(\.data) == packets.map(\.payload))
-        #expect(d.counters.gaps == 0)
+        #expect(d.counters.missingReports == 0)
     }
 }

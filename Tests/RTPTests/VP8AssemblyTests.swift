@@ -80,7 +80,7 @@ import Bytes
         events += assembler.flush()
         for e in events {
             switch e {
-            case let .frame(f):
+            case let .delivered(f):
                 let i = try #require(timestampToFrame[f.timestamp])
                 #expect(f.pictureID == UInt16((Int(pictureID) + i) % 32768))
                 #expect(f.data == frames[i], "frame \(i) not byte-identical")
@@ -89,7 +89,7 @@ import Bytes
                     #expect(f.width == 640 && f.height == 360)
                 }
                 outcome.delivered.append(i)
-            case let .lost(loss):
+            case let .missing(loss):
                 outcome.lossEvents += 1
                 #expect(!loss.frames.isEmpty)
                 for lf in loss.frames {
@@ -109,8 +109,8 @@ import Bytes
         // Decode order: delivered and lost frames together come out in source order, each once.
         let order = events.flatMap { e -> [Int] in
             switch e {
-            case let .frame(f): return timestampToFrame[f.timestamp].map { [$0] } ?? []
-            case let .lost(l): return l.frames.compactMap { lf in
+            case let .delivered(f): return timestampToFrame[f.timestamp].map { [$0] } ?? []
+            case let .missing(l): return l.frames.compactMap { lf in
                 lf.timestamp.flatMap { timestampToFrame[$0] } ?? lf.pictureID.flatMap { pictureIDToFrame[$0] } }
             }
         }
@@ -118,7 +118,7 @@ import Bytes
         // Exactly the frames that lost a packet are lost (reordering stays inside the window).
         #expect(Set(outcome.lost) == hit)
         #expect(Set(outcome.delivered) == Set(0..<count).subtracting(hit))
-        #expect(outcome.counters.framesEmitted == outcome.delivered.count)
+        #expect(outcome.counters.delivered == outcome.delivered.count)
         #expect(outcome.counters.framesLost == outcome.lost.count)
         #expect(outcome.counters.packetsMissing == outcome.packetsDropped)
         #expect(outcome.counters.duplicatePackets == wire.count - (outcome.packetsSent - outcome.packetsDropped))
@@ -184,7 +184,7 @@ import Bytes
                 let (d, _) = try VP8PayloadDescriptor.parse(p.payload)
                 if d.isFrameStart { descriptorIDs.append(try #require(d.pictureID).value) }
                 #expect(d.pictureID?.isFifteenBit == true)
-                for case let .frame(f) in assembler.push(p) { emitted.append(f.pictureID) }
+                for case let .delivered(f) in assembler.push(p) { emitted.append(f.pictureID) }
             }
         }
         #expect(descriptorIDs == [32766, 32767, 0, 1, 2])
@@ -204,16 +204,16 @@ import Bytes
         }
         events += assembler.flush()
         #expect(events == [
-            .frame(.init(data: [0x01, 0, 2, 3], timestamp: 0, pictureID: 32766, isKeyframe: false, width: nil, height: nil,
+            .delivered(.init(data: [0x01, 0, 2, 3], timestamp: 0, pictureID: 32766, isKeyframe: false, width: nil, height: nil,
                          firstSequenceNumber: 100, lastSequenceNumber: 100, packetCount: 1)),
-            .frame(.init(data: [0x01, 1, 2, 3], timestamp: 3000, pictureID: 32767, isKeyframe: false, width: nil, height: nil,
+            .delivered(.init(data: [0x01, 1, 2, 3], timestamp: 3000, pictureID: 32767, isKeyframe: false, width: nil, height: nil,
                          firstSequenceNumber: 101, lastSequenceNumber: 101, packetCount: 1)),
-            .lost(.init(frames: [.init(timestamp: nil, pictureID: 0, receivedPackets: 0),
+            .missing(.init(frames: [.init(timestamp: nil, pictureID: 0, receivedPackets: 0),
                                  .init(timestamp: nil, pictureID: 1, receivedPackets: 0)],
                         missingSequenceNumbers: [102, 103], missingPacketCount: 2)),
-            .frame(.init(data: [0x01, 4, 2, 3], timestamp: 12000, pictureID: 2, isKeyframe: false, width: nil, height: nil,
+            .delivered(.init(data: [0x01, 4, 2, 3], timestamp: 12000, pictureID: 2, isKeyframe: false, width: nil, height: nil,
                          firstSequenceNumber: 104, lastSequenceNumber: 104, packetCount: 1)),
-            .frame(.init(data: [0x01, 5, 2, 3], timestamp: 15000, pictureID: 3, isKeyframe: false, width: nil, height: nil,
+            .delivered(.init(data: [0x01, 5, 2, 3], timestamp: 15000, pictureID: 3, isKeyframe: false, width: nil, height: nil,
                          firstSequenceNumber: 105, lastSequenceNumber: 105, packetCount: 1)),
         ])
     }
@@ -239,11 +239,11 @@ import Bytes
         for s in UInt16(15)...17 {
             events += a.push(packet(s, ts: 5000 + UInt32(s), marker: true, [0x90, 0x80, UInt8(s - 13)], [0x49]))
         }
-        let frames = events.compactMap { if case let .frame(f) = $0 { f } else { nil } }
+        let frames = events.compactMap { if case let .delivered(f) = $0 { f } else { nil } }
         #expect(frames.map(\.pictureID) == [126, 127, 1, 2, 3, 4])
         #expect(frames.first?.data == [0x11, 0x22, 0x33])
         #expect(frames.first?.firstSequenceNumber == 10 && frames.first?.lastSequenceNumber == 11)
-        let losses = events.compactMap { if case let .lost(l) = $0 { l } else { nil } }
+        let losses = events.compactMap { if case let .missing(l) = $0 { l } else { nil } }
         #expect(losses == [.init(frames: [.init(timestamp: nil, pictureID: 0, receivedPackets: 0)],
                                  missingSequenceNumbers: [13], missingPacketCount: 1)])
         #expect(a.counters.framesLost == 1 && a.counters.packetsMissing == 1)
@@ -299,16 +299,16 @@ import Bytes
             let ps = try p.packetize([0x01] + [UInt8](repeating: UInt8(i), count: 3000), timestamp: UInt32(i))
             sent += ps.count
             for q in ps {
-                for case let .frame(f) in a.push(q) { frames.append(f) }
-                for case let .frame(f) in a.push(q) { frames.append(f) }
+                for case let .delivered(f) in a.push(q) { frames.append(f) }
+                for case let .delivered(f) in a.push(q) { frames.append(f) }
             }
         }
-        for case let .frame(f) in a.flush() { frames.append(f) }
+        for case let .delivered(f) in a.flush() { frames.append(f) }
         #expect(frames.map(\.timestamp) == [0, 1, 2, 3])
         #expect(frames.allSatisfy { $0.data.count == 3001 && $0.packetCount == 3 })
         #expect(frames.map(\.firstSequenceNumber) == [65_530, 65_533, 0, 3])
         #expect(a.counters.duplicatePackets == sent)
-        #expect(a.counters.framesLost == 0 && a.counters.framesEmitted == 4)
+        #expect(a.counters.framesLost == 0 && a.counters.delivered == 4)
     }
 
     /// A 3-packet frame between two good frames, missing its first, middle or last
@@ -330,8 +330,8 @@ import Bytes
         }
         events += a.flush()
         #expect(events.count == 3)
-        guard events.count == 3, case let .frame(f1) = events[0], case let .lost(loss) = events[1],
-              case let .frame(f2) = events[2] else {
+        guard events.count == 3, case let .delivered(f1) = events[0], case let .missing(loss) = events[1],
+              case let .delivered(f2) = events[2] else {
             Issue.record("unexpected events \(events)")
             return
         }
@@ -343,7 +343,7 @@ import Bytes
         // The missing packet turns up after the loss was declared: ignored, counted late.
         #expect(a.push(broken[missing]).isEmpty)
         #expect(a.counters.latePackets == 1)
-        #expect(a.counters.framesEmitted == 2 && a.counters.framesLost == 1 && a.counters.discardedPackets == 2)
+        #expect(a.counters.delivered == 2 && a.counters.framesLost == 1 && a.counters.discardedPackets == 2)
     }
 
     /// The loss is declared by the reorder window alone (no flush): once a packet 2
@@ -357,7 +357,7 @@ import Bytes
         #expect(a.push(ps[2][0]).isEmpty)            // seq 1 missing: wait
         let e = a.push(ps[3][0])                       // seq 3: two past the hole → lost, then 2 and 3 emitted
         #expect(e.count == 3)
-        #expect(e.first == .lost(.init(frames: [.init(timestamp: nil, pictureID: 1, receivedPackets: 0)],
+        #expect(e.first == .missing(.init(frames: [.init(timestamp: nil, pictureID: 1, receivedPackets: 0)],
                                        missingSequenceNumbers: [1], missingPacketCount: 1)))
     }
 
@@ -375,8 +375,8 @@ import Bytes
             _ = untimed.push(ps[i][0])
         }
         #expect(counts == [1, 0, 0, 4])   // frame 0; wait; wait (9000 is not past 9000); lost + frames 2, 3, 4
-        #expect(timed.counters.framesLost == 1 && timed.counters.framesEmitted == 4)
-        #expect(untimed.counters.framesLost == 0 && untimed.counters.framesEmitted == 1)
+        #expect(timed.counters.framesLost == 1 && timed.counters.delivered == 4)
+        #expect(untimed.counters.framesLost == 0 && untimed.counters.delivered == 1)
     }
 
     /// A sender without PictureIDs (1-byte descriptors): a frame lost whole shows as one
@@ -389,11 +389,11 @@ import Bytes
         events += a.push(packet(3, ts: 300, marker: false, [0x10], [0x01]))
         events += a.push(packet(5, ts: 300, marker: true, [0x00], [0x02]))
         for s in UInt16(6)...8 { events += a.push(packet(s, ts: 100 * UInt32(s), marker: true, [0x10], [0x01, UInt8(s)])) }
-        let losses = events.compactMap { if case let .lost(l) = $0 { l } else { nil } }
+        let losses = events.compactMap { if case let .missing(l) = $0 { l } else { nil } }
         #expect(losses.flatMap(\.frames) == [.init(timestamp: nil, pictureID: nil, receivedPackets: 0),
                                               .init(timestamp: 300, pictureID: nil, receivedPackets: 2)])
         #expect(losses.flatMap(\.missingSequenceNumbers) == [2, 4])
-        let frames = events.compactMap { if case let .frame(f) = $0 { f.timestamp } else { nil } }
+        let frames = events.compactMap { if case let .delivered(f) = $0 { f.timestamp } else { nil } }
         #expect(frames == [100, 600, 700, 800])
     }
 
@@ -406,7 +406,7 @@ import Bytes
         var a = VP8FrameAssembler()
         #expect(a.push(ps[1]).isEmpty)
         let e = a.push(ps[0])
-        #expect(e == [.frame(.init(data: [0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9], timestamp: 77, pictureID: 9, isKeyframe: false,
+        #expect(e == [.delivered(.init(data: [0x01, 1, 2, 3, 4, 5, 6, 7, 8, 9], timestamp: 77, pictureID: 9, isKeyframe: false,
                                    width: nil, height: nil, firstSequenceNumber: 65_535, lastSequenceNumber: 0,
                                    packetCount: 2))])
     }
@@ -423,10 +423,10 @@ import Bytes
         events += a.push(packet(5, ts: 40, marker: true, [0x10], [0x01, 0xBB]))
         events += a.push(RTPPacket(payloadType: 96, sequenceNumber: 6, timestamp: 40, ssrc: 77, payload: [0x10, 1]))
         events += a.flush()
-        let frames = events.compactMap { if case let .frame(f) = $0 { f } else { nil } }
+        let frames = events.compactMap { if case let .delivered(f) = $0 { f } else { nil } }
         #expect(frames.map(\.data) == [[0x01, 0xAA], [0x01, 0xBB]])
         #expect(a.counters.malformedPackets == 1)
-        #expect(a.counters.paddingPackets == 1)
+        #expect(a.counters.emptyPackets == 1)
         #expect(a.counters.otherSSRCPackets == 1)
         #expect(a.counters.framesLost == 1)
 
@@ -437,7 +437,7 @@ import Bytes
             let q = RTPPacket(marker: .random(using: &g), payloadType: 96,
                               sequenceNumber: UInt16.random(in: 0...40, using: &g) &* (Bool.random(using: &g) ? 1 : 1500),
                               timestamp: .random(in: 0...3, using: &g), ssrc: 5, payload: payload)
-            for case let .frame(f) in r.push(q) { #expect(!f.data.isEmpty) }
+            for case let .delivered(f) in r.push(q) { #expect(!f.data.isEmpty) }
         }
         _ = r.flush()
         #expect(r.counters.packetsReceived == 20_000)
@@ -451,7 +451,7 @@ import Bytes
         let packets = try capture.packets.map { try RTPPacket(parsing: $0) }.filter { $0.payloadType == vp8 }
         var a = VP8FrameAssembler()
         var frames: [VP8FrameAssembler.Frame] = []
-        for p in packets { for case let .frame(f) in a.push(p) { frames.append(f) } }
+        for p in packets { for case let .delivered(f) in a.push(p) { frames.append(f) } }
         #expect(a.flush().isEmpty)
         #expect(frames.count == 5)
         let key = try #require(frames.first)

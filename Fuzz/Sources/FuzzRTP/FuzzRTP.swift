@@ -60,7 +60,7 @@ func fuzzPayloadFormats(_ bytes: [UInt8]) {
         var events: [VP8FrameAssembler.Event] = []
         for p in packets { events += assembler.push(p) }
         events += assembler.flush()
-        guard events.count == 1, case let .frame(f) = events[0], f.data == bytes, f.packetCount == packets.count else {
+        guard events.count == 1, case let .delivered(f) = events[0], f.data == bytes, f.packetCount == packets.count else {
             fatalError("VP8 packetize/assemble round trip broke for \(bytes): \(events.count) events")
         }
     }
@@ -75,12 +75,12 @@ func fuzzPayloadFormats(_ bytes: [UInt8]) {
     func check(_ events: [VP8FrameAssembler.Event]) {
         for e in events {
             switch e {
-            case let .frame(f):
+            case let .delivered(f):
                 emitted += 1
                 guard !f.data.isEmpty, f.lastSequenceNumber &- f.firstSequenceNumber == UInt16(truncatingIfNeeded: f.packetCount - 1) else {
                     fatalError("VP8 assembler emitted a malformed frame \(f) for \(bytes)")
                 }
-            case let .lost(l):
+            case let .missing(l):
                 lost += l.frames.count
                 guard !l.frames.isEmpty, l.missingSequenceNumbers.count <= l.missingPacketCount else {
                     fatalError("VP8 assembler emitted a malformed loss \(l) for \(bytes)")
@@ -98,12 +98,12 @@ func fuzzPayloadFormats(_ bytes: [UInt8]) {
                                timestamp: UInt32(flags >> 1) * 3000, ssrc: flags & 0x80 != 0 && flags & 0x40 != 0 ? 2 : 1,
                                payload: payload)
         check(vp8.push(packet))
-        for case .packet in opus.push(packet) { opusPackets += 1 }
+        for case .delivered in opus.push(packet) { opusPackets += 1 }
     }
     check(vp8.flush())
-    for case .packet in opus.flush() { opusPackets += 1 }
-    guard vp8.counters.framesEmitted == emitted, vp8.counters.framesLost == lost,
-          opus.counters.packetsEmitted == opusPackets else {
+    for case .delivered in opus.flush() { opusPackets += 1 }
+    guard vp8.counters.delivered == emitted, vp8.counters.framesLost == lost,
+          opus.counters.delivered == opusPackets else {
         fatalError("payload format counters disagree with events for \(bytes)")
     }
 }

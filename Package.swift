@@ -46,7 +46,7 @@ let package = Package(
         .target(name: "ICE", dependencies: ["EventLoop", "SDP", "CGLib", "CNice"]),
         .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
         .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
-        .target(name: "Media", dependencies: ["Bytes", "CVPX", "COpus", "COgg"]),
+        .target(name: "Media", dependencies: ["EventLoop", "Bytes", "CVPX", "COpus", "COgg"]),
         .target(name: "PeerAgent",
                 dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
         // The application layer over the W3C objects: calls and their signaling profiles,

@@ -27,8 +27,12 @@ public final class EventLoop: @unchecked Sendable {
     /// Whether ``stop()`` was called; held while a closure is queued (see `enqueue`).
     private let stopped = Mutex(false)
 
+    /// The loop thread's name as given.
+    public let name: String
+
     /// Starts a new loop thread named `name` and returns once the loop is running.
     public init(name: String) {
+        self.name = name
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let started = DispatchSemaphore(value: 0)

@@ -38,9 +38,8 @@ public final class EventLoop: @unchecked Sendable {
         let started = DispatchSemaphore(value: 0)
         let pointers = LoopPointers(context: context, loop: loop), done = finished
         let thread = Thread {
-            // Named from inside: Foundation names the kernel thread only for the current
-            // thread (a name set before start() is not seen in /proc, ps or perf).
-            Thread.current.name = name
+            // Named from inside: the kernel names only the calling thread (ThreadNaming).
+            nameCurrentThread(name)
             LoopScheduling.applyToCurrentThread()
             let ctx = pointers.context, lp = pointers.loop
             g_main_context_push_thread_default(ctx)

@@ -1,5 +1,6 @@
 // One owned thread that runs a media track's work in order, at once or at a deadline.
 import Dispatch
+import EventLoop
 import Foundation
 
 /// The serial executor of one media track (its encoder and pacer, or its sinks): a thread
@@ -165,8 +166,8 @@ private final class State: @unchecked Sendable {
     /// The thread's body: takes what is due, runs it and releases it outside the lock,
     /// sleeps until the next deadline or the next item.
     func run(name: String) {
-        // Set from the thread itself: Foundation passes it to pthread_setname_np then.
-        Thread.current.name = name
+        // Named from inside: the kernel names only the calling thread (ThreadNaming).
+        nameCurrentThread(name)
         // Process-directed signals (SIGCHLD, SIGINT, SIGPIPE…) go to other threads, as they
         // do with libdispatch's workers: their EINTR would otherwise land in a blocking call
         // here. Left open: the faults a thread causes itself, and the signals Swift's crash

@@ -34,3 +34,9 @@ static inline int peer_eventfd(void) { return eventfd(0, EFD_NONBLOCK | EFD_CLOE
 
 /// The calling thread's kernel thread id (gettid(2); glibc 2.36 declares it only with _GNU_SOURCE).
 static inline int peer_gettid(void) { return (int)syscall(SYS_gettid); }
+
+#include <sys/prctl.h>
+
+/// Names the calling thread in the kernel (prctl(2) PR_SET_NAME: /proc/PID/task/TID/comm,
+/// ps, perf; the first 15 bytes). Returns 0, or -1 with errno set.
+static inline int peer_set_thread_name(const char *name) { return prctl(PR_SET_NAME, (unsigned long)name, 0, 0, 0); }

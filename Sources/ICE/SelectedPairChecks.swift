@@ -18,9 +18,9 @@ import EventLoop
 /// a selected pair. Responses to them are unmatched and dropped by libnice. Browsers do
 /// the same in effect: libwebrtc keeps pinging the selected connection throughout.
 ///
-/// Confined to the loop thread of its agent (every method is called there).
-// @unchecked: confined to the agent's loop thread; its timer's @Sendable closure (run there) captures it.
-final class SelectedPairChecks: @unchecked Sendable {
+/// Confined to the loop thread of its agent (every method is called there): the mutable
+/// state and the STUN library's buffers are in a ``LoopBound`` that checks it.
+final class SelectedPairChecks: Sendable {
     /// What a request needs (RFC 8445 §7.2.2): our ufrag, the peer's ufrag and password
     /// (the MESSAGE-INTEGRITY key), our role and the PRIORITY of our candidate as a
     /// peer-reflexive one (§7.1.1).
@@ -32,26 +32,47 @@ final class SelectedPairChecks: @unchecked Sendable {
         var priority: UInt32
     }
 
+    /// The requests sent, the timer, the current run and the STUN library's agent and
+    /// message buffers (which it keeps pointers into): loop thread only.
+    private final class State {
+        var sent = 0
+        var timer: UInt32 = 0
+        var startedUs: gint64 = 0
+        var credentials: Credentials?
+        let stunAgent = UnsafeMutablePointer<StunAgent>.allocate(capacity: 1)
+        let message = UnsafeMutablePointer<StunMessage>.allocate(capacity: 1)
+        /// The attributes the STUN agent knows (it keeps the pointer), 0-terminated.
+        let knownAttributes = UnsafeMutablePointer<UInt16>.allocate(capacity: 1)
+
+        init() {
+            knownAttributes.initialize(to: 0)
+            message.initialize(to: StunMessage())
+        }
+
+        deinit {
+            stunAgent.deallocate()
+            message.deallocate()
+            knownAttributes.deallocate()
+        }
+    }
+
     /// Time between requests, ms. The peer's own check takes up to 2 s to fail (three
     /// sends), so 250 ms puts several requests in front of each of its retries.
     let intervalMs: UInt32
     /// Requests stop this long after they started even if the peer stays silent, ms.
     let limitMs: UInt32
-    /// Requests sent so far (all runs).
-    private(set) var sent = 0
     private let loop: EventLoop
     private let send: @Sendable ([UInt8]) -> Bool
-    private var timer: UInt32 = 0
-    private var startedUs: gint64 = 0
-    private var credentials: Credentials?
-    private let stunAgent = UnsafeMutablePointer<StunAgent>.allocate(capacity: 1)
-    private let message = UnsafeMutablePointer<StunMessage>.allocate(capacity: 1)
-    /// The attributes the STUN agent knows (it keeps the pointer), 0-terminated.
-    private let knownAttributes = UnsafeMutablePointer<UInt16>.allocate(capacity: 1)
+    private let confined: LoopBound<State>
     /// The ICE-CONTROLLING/ICE-CONTROLLED tie-breaker of every request (RFC 8445 §7.1.3:
     /// one per agent; libnice's own is not readable, and a role conflict is not expected
     /// once connected).
     private let tieBreaker = UInt64.random(in: .min ... .max)
+
+    /// The mutable state. Precondition: called on the loop thread.
+    private var state: State { confined.value }
+    /// Requests sent so far (all runs). Precondition: called on the loop thread.
+    var sent: Int { state.sent }
 
     /// - Parameters: `send` sends one datagram on the selected pair (false when it cannot).
     init(loop: EventLoop, intervalMs: UInt32 = 250, limitMs: UInt32, send: @escaping @Sendable ([UInt8]) -> Bool) {
@@ -59,40 +80,37 @@ final class SelectedPairChecks: @unchecked Sendable {
         self.intervalMs = intervalMs
         self.limitMs = limitMs
         self.send = send
-        knownAttributes.initialize(to: 0)
-        message.initialize(to: StunMessage())
-    }
-
-    deinit {
-        stunAgent.deallocate()
-        message.deallocate()
-        knownAttributes.deallocate()
+        confined = LoopBound(State(), loop: loop)
     }
 
     /// Starts sending (the first request after ``intervalMs``), or updates the
     /// credentials if already sending.
     func start(_ credentials: Credentials) {
-        self.credentials = credentials
-        guard timer == 0 else { return }
-        startedUs = g_get_monotonic_time()
+        let state = self.state
+        state.credentials = credentials
+        guard state.timer == 0 else { return }
+        state.startedUs = g_get_monotonic_time()
         schedule()
     }
 
     /// Stops sending; ``start(_:)`` may start again (after an ICE restart).
     func stop() {
-        loop.cancelTimer(timer)
-        timer = 0
-        credentials = nil
+        let state = self.state
+        loop.cancelTimer(state.timer)
+        state.timer = 0
+        state.credentials = nil
     }
 
+    /// Sets the timer of the next request (loop thread).
     private func schedule() {
-        timer = loop.after(milliseconds: intervalMs) { [weak self] in
+        state.timer = loop.after(milliseconds: intervalMs) { [weak self] in
             guard let self else { return }
-            self.timer = 0
-            guard let credentials = self.credentials,
-                  (g_get_monotonic_time() - self.startedUs) / 1000 < gint64(self.limitMs) else { return }
-            if let request = self.request(credentials), self.send(request) { self.sent += 1 }
-            if self.timer == 0 { self.schedule() }
+            let state = self.state
+            state.timer = 0
+            guard let credentials = state.credentials,
+                  (g_get_monotonic_time() - state.startedUs) / 1000 < gint64(self.limitMs) else { return }
+            if let request = self.request(credentials), self.send(request) { state.sent += 1 }
+            if state.timer == 0 { self.schedule() }
         }
     }
 
@@ -100,7 +118,8 @@ final class SelectedPairChecks: @unchecked Sendable {
     private func request(_ c: Credentials) -> [UInt8]? {
         // A fresh STUN agent each time: it remembers at most 200 transaction IDs and
         // refuses to build more; the responses are never matched anyway.
-        stun_agent_init(stunAgent, knownAttributes, STUN_COMPATIBILITY_RFC5389,
+        let state = self.state
+        stun_agent_init(state.stunAgent, state.knownAttributes, STUN_COMPATIBILITY_RFC5389,
                         StunAgentUsageFlags(rawValue: STUN_AGENT_USAGE_SHORT_TERM_CREDENTIALS.rawValue
                                             | STUN_AGENT_USAGE_USE_FINGERPRINT.rawValue))
         let username = Array("\(c.remoteUfrag):\(c.localUfrag)".utf8)
@@ -109,7 +128,7 @@ final class SelectedPairChecks: @unchecked Sendable {
         let length = buffer.withUnsafeMutableBufferPointer { out in
             username.withUnsafeBufferPointer { user in
                 password.withUnsafeBufferPointer { key in
-                    stun_usage_ice_conncheck_create(stunAgent, message, out.baseAddress, out.count,
+                    stun_usage_ice_conncheck_create(state.stunAgent, state.message, out.baseAddress, out.count,
                                                     user.baseAddress, user.count, key.baseAddress, key.count,
                                                     c.controlling, c.controlling, c.priority, tieBreaker, nil,
                                                     STUN_USAGE_ICE_COMPATIBILITY_RFC5245)

@@ -50,7 +50,7 @@ extension WampSession {
         let id: UInt64 = try await request(timeoutName: "SUBSCRIBE \(topic)") { id, k in
             (.subscribe(request: id, options: [:], topic: topic), .subscribe([], topic, k))
         }
-        let found = loop.sync { subscriptions.last { $0.id == id && $0.topic == topic } }
+        let found = loop.sync { state.subscriptions.last { $0.id == id && $0.topic == topic } }
         guard let found else { throw .notJoined(reason: "subscription \(id) vanished") }
         return found
     }
@@ -59,9 +59,10 @@ extension WampSession {
     /// router once no other subscription of this session shares the router's id.
     public func unsubscribe(_ subscription: WampSubscription) async throws(WampError) {
         let (sid, shared) = loop.sync {
-            subscriptions.removeAll { $0 === subscription }
+            let state = self.state
+            state.subscriptions.removeAll { $0 === subscription }
             subscription.continuation.finish()
-            return (subscription.id, subscriptions.contains { $0.id == subscription.id })
+            return (subscription.id, state.subscriptions.contains { $0.id == subscription.id })
         }
         guard !shared else { return }
         let _: Void = try await request(timeoutName: "UNSUBSCRIBE \(subscription.topic)") { id, k in
@@ -86,7 +87,7 @@ extension WampSession {
             return try await request(timeoutName: "PUBLISH \(topic)") { id, k in (message(id), .publish(k)) }
         }
         let sent: Bool = loop.sync {
-            guard joined else { return false }
+            guard state.joined else { return false }
             send(message(takeRequestId()))
             return true
         }
@@ -99,9 +100,9 @@ extension WampSession {
     /// SUBSCRIBED: a new subscription joins ``subscriptions``; a re-subscription after a
     /// reconnect gives the router's new id to the ones it restores.
     func subscribed(request: UInt64, subscription: UInt64) {
-        guard case let .subscribe(existing, topic, k)? = pending.removeValue(forKey: request) else { return }
+        guard case let .subscribe(existing, topic, k)? = state.pending.removeValue(forKey: request) else { return }
         if existing.isEmpty {
-            subscriptions.append(WampSubscription(topic: topic, id: subscription))
+            state.subscriptions.append(WampSubscription(topic: topic, id: subscription))
         } else {
             existing.forEach { $0.id = subscription }
         }
@@ -110,18 +111,18 @@ extension WampSession {
 
     /// PUBLISHED: an acknowledged publication's id.
     func published(request: UInt64, publication: UInt64) {
-        guard case let .publish(k)? = pending.removeValue(forKey: request) else { return }
+        guard case let .publish(k)? = state.pending.removeValue(forKey: request) else { return }
         k(.success(publication))
     }
 
     /// UNSUBSCRIBED.
     func unsubscribed(request: UInt64) {
-        guard case let .unsubscribe(k)? = pending.removeValue(forKey: request) else { return }
+        guard case let .unsubscribe(k)? = state.pending.removeValue(forKey: request) else { return }
         k(.success(()))
     }
 
     /// EVENT: goes to every subscription with the router's `subscription` id.
     func deliver(_ event: WampEvent, subscription: UInt64) {
-        for s in subscriptions where s.id == subscription { s.continuation.yield(event) }
+        for s in state.subscriptions where s.id == subscription { s.continuation.yield(event) }
     }
 }

@@ -24,7 +24,7 @@ public struct WampInvocation: Sendable, Equatable {
 
 extension WampSession {
     /// A procedure registered by this session: what answers its invocations, under the
-    /// router's current registration id (new after a reconnect).
+    /// router's current registration id (new after a reconnect). Part of ``State`` (loop thread).
     final class Registration {
         let procedure: String
         let handler: Handler
@@ -57,34 +57,37 @@ extension WampSession {
 
     /// RESULT of a call.
     func resulted(request: UInt64, _ result: WampResult) {
-        guard case let .call(k)? = pending.removeValue(forKey: request) else { return }
+        guard case let .call(k)? = state.pending.removeValue(forKey: request) else { return }
         k(.success(result))
     }
 
     /// REGISTERED: a new registration joins ``registrations``; a re-registration after
     /// a reconnect takes the router's new id.
     func registered(request: UInt64, registration: UInt64) {
-        guard case let .register(procedure, handler, k)? = pending.removeValue(forKey: request) else { return }
-        if let existing = registrations.first(where: { $0.procedure == procedure }) {
+        let state = self.state
+        guard case let .register(procedure, handler, k)? = state.pending.removeValue(forKey: request) else { return }
+        if let existing = state.registrations.first(where: { $0.procedure == procedure }) {
             existing.id = registration
         } else {
-            registrations.append(Registration(procedure: procedure, handler: handler, id: registration))
+            state.registrations.append(Registration(procedure: procedure, handler: handler, id: registration))
         }
         k(.success(registration))
     }
 
     /// UNREGISTERED.
     func unregistered(request: UInt64) {
-        guard case let .unregister(k)? = pending.removeValue(forKey: request) else { return }
+        guard case let .unregister(k)? = state.pending.removeValue(forKey: request) else { return }
         k(.success(()))
     }
 
+    /// INVOCATION: runs the registered handler in a task and answers with YIELD or
+    /// ERROR on the loop thread, unless the transport changed meanwhile.
     func invoke(request: UInt64, registration: UInt64, _ invocation: WampInvocation) {
-        guard let handler = registrations.first(where: { $0.id == registration })?.handler else {
+        guard let handler = state.registrations.first(where: { $0.id == registration })?.handler else {
             send(.error(requestType: .invocation, request: request, details: [:], error: "wamp.error.no_such_registration", args: nil, kwargs: nil))
             return
         }
-        let loop = self.loop, generation = self.generation
+        let loop = self.loop, generation = state.generation
         Task { [weak self] in
             let message: WampMessage
             do {
@@ -97,7 +100,7 @@ extension WampSession {
                                  args: [.string(String(describing: error))], kwargs: nil)
             }
             // A reply to an invocation of an earlier session would confuse the new one.
-            loop.async { [weak self] in if self?.generation == generation { self?.send(message) } }
+            loop.async { [weak self] in if let self, self.state.generation == generation { self.send(message) } }
         }
     }
 }

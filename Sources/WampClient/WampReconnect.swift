@@ -59,8 +59,8 @@ extension WampSession {
     /// router's reason, and only a system shutdown is followed by a reconnect, after the
     /// policy's longest delay.
     func routerSaidGoodbye(reason: String, message: String?) {
-        guard joined else { return }
-        joined = false
+        guard state.joined else { return }
+        state.joined = false
         dropSocket(code: 1000, reason: "goodbye")
         let text = "router said goodbye: \(reason)" + (message.map { " (\($0))" } ?? "")
         failPending(text)
@@ -86,13 +86,14 @@ extension WampSession {
     /// flight fail with `reason`; unless leaving, ``WampStatus/disconnected(reason:)``
     /// and a reconnect follow (or the end, without a policy).
     func lost(_ reason: String) {
-        guard joined else { return }
-        joined = false
+        let state = self.state
+        guard state.joined else { return }
+        state.joined = false
         dropSocket()
         failPending(reason)
-        if leaving {
-            goodbyeCompletion?()
-            goodbyeCompletion = nil
+        if state.leaving {
+            state.goodbyeCompletion?()
+            state.goodbyeCompletion = nil
             return
         }
         statusContinuation.yield(.disconnected(reason: reason))
@@ -106,11 +107,12 @@ extension WampSession {
     /// Ends the session for good: ``WampStatus/closed(reason:)``, then the status and
     /// every subscription's events finish. Only the first call counts.
     func end(_ reason: String) {
-        guard !finished else { return }
-        finished = true
+        let state = self.state
+        guard !state.finished else { return }
+        state.finished = true
         statusContinuation.yield(.closed(reason: reason))
         statusContinuation.finish()
-        subscriptions.forEach { $0.continuation.finish() }
+        state.subscriptions.forEach { $0.continuation.finish() }
     }
 
     /// Reconnect attempt `attempt` (0-based, counted against `maxAttempts`) after
@@ -118,7 +120,7 @@ extension WampSession {
     func scheduleReconnect(attempt: Int, policy: ReconnectPolicy, firstDelayMs: Double? = nil, minimumStep: Int = 0) {
         let delay = firstDelayMs ?? min(max(policy.delay(attempt: max(attempt, minimumStep)), 0), 3_600_000)
         loop.after(milliseconds: UInt32(delay)) { [weak self] in
-            guard let self, !self.leaving else { return }
+            guard let self, !self.state.leaving else { return }
             Task { [weak self] in
                 do throws(WampError) {
                     try await self?.connectAndJoin()
@@ -142,9 +144,9 @@ extension WampSession {
     /// fails is reported as ``WampStatus/restoreFailed(uri:error:)``, then
     /// ``WampStatus/reconnected(session:)`` follows.
     func restoreAfterReconnect() async {
-        let topics = loop.sync { subscriptions.map(\.topic) }
+        let topics = loop.sync { state.subscriptions.map(\.topic) }
         for topic in Set(topics).sorted() {
-            let again = loop.sync { subscriptions.filter { $0.topic == topic } }
+            let again = loop.sync { state.subscriptions.filter { $0.topic == topic } }
             do {
                 let _: UInt64 = try await request(timeoutName: "SUBSCRIBE \(topic)") { id, k in
                     (.subscribe(request: id, options: [:], topic: topic), .subscribe(again, topic, k))
@@ -153,7 +155,7 @@ extension WampSession {
                 loop.async { self.statusContinuation.yield(.restoreFailed(uri: topic, error: error)) }
             }
         }
-        let procedures = loop.sync { registrations.map { ($0.procedure, $0.handler) } }
+        let procedures = loop.sync { state.registrations.map { ($0.procedure, $0.handler) } }
         for (procedure, handler) in procedures {
             do {
                 let _: UInt64 = try await request(timeoutName: "REGISTER \(procedure)") { id, k in

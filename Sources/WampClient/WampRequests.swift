@@ -37,8 +37,9 @@ extension WampSession {
         let timeout = configuration.requestTimeoutMs
         let result: Result<T, WampError> = await withCheckedContinuation { continuation in
             let queued = loop.async { [self] in
-                guard joined else {
-                    let why = leaving ? "left the session" : (finished ? "the session ended" : "reconnecting")
+                let state = self.state
+                guard state.joined else {
+                    let why = state.leaving ? "left the session" : (state.finished ? "the session ended" : "reconnecting")
                     continuation.resume(returning: .failure(.notJoined(reason: why)))
                     return
                 }
@@ -49,9 +50,9 @@ extension WampSession {
                     self.loop.cancelTimer(timer)
                     once.resume(result)
                 }
-                pending[id] = entry
+                state.pending[id] = entry
                 timer = loop.after(milliseconds: timeout) { [weak self] in
-                    self?.pending.removeValue(forKey: id)
+                    self?.state.pending.removeValue(forKey: id)
                     once.resume(.failure(.timeout(operation: timeoutName, milliseconds: timeout)))
                 }
                 send(message)
@@ -64,20 +65,22 @@ extension WampSession {
     /// An ERROR answered request `request`: its completion fails with
     /// ``WampError/application(error:args:kwargs:)`` (an unknown id is ignored).
     func requestFailed(_ request: UInt64, error: String, args: [JSONValue]?, kwargs: WampDict?) {
-        pending.removeValue(forKey: request)?.fail(.application(error: error, args: args ?? [], kwargs: kwargs ?? [:]))
+        state.pending.removeValue(forKey: request)?.fail(.application(error: error, args: args ?? [], kwargs: kwargs ?? [:]))
     }
 
     /// Fails every request in flight with ``WampError/notJoined(reason:)``.
     func failPending(_ reason: String) {
-        let failed = pending
-        pending = [:]
+        let state = self.state
+        let failed = state.pending
+        state.pending = [:]
         failed.values.forEach { $0.fail(.notJoined(reason: reason)) }
     }
 
     /// The next session-scope request id (WAMP: 1, 2, … wrapping at 2^53).
     func takeRequestId() -> UInt64 {
-        let id = nextRequest
-        nextRequest = nextRequest >= WampMessage.maxID ? 1 : nextRequest + 1
+        let state = self.state
+        let id = state.nextRequest
+        state.nextRequest = id >= WampMessage.maxID ? 1 : id + 1
         return id
     }
 }

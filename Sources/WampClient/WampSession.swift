@@ -4,44 +4,67 @@
 // publish & subscribe, calls and reconnecting live in the files named after them.
 import EventLoop
 import Foundation
+import Synchronization
 
 /// A WAMP v2 client session (Basic Profile roles publisher, subscriber, caller,
 /// callee; WAMP-CRA and ticket authentication) over ``WebSocket`` with JSON
 /// serialization (`wamp.2.json`).
 ///
-/// All protocol state lives on the ``EventLoop`` thread; the public methods are
-/// async and may be called from anywhere. When the transport drops and a
-/// ``ReconnectPolicy`` is set, the session reconnects with backoff, joins again,
-/// re-subscribes and re-registers, and reports it on ``status``.
-// @unchecked: everything mutable below is confined to the loop thread, where libsoup's C callbacks deliver the socket's events; the public methods hop there.
-public final class WampSession: @unchecked Sendable {
+/// All protocol state (``State``) lives on the ``EventLoop`` thread, in a ``LoopBound``
+/// that checks it; the public methods are async and may be called from anywhere. What
+/// other threads read (``sessionId``, ``welcomeDetails``) is in a `Mutex`. When the
+/// transport drops and a ``ReconnectPolicy`` is set, the session reconnects with
+/// backoff, joins again, re-subscribes and re-registers, and reports it on ``status``.
+public final class WampSession: Sendable {
 
     /// Answers one invocation of a registered procedure.
     public typealias Handler = @Sendable (WampInvocation) async throws -> WampResult
 
+    /// The protocol state of a session: loop thread only (held in a ``LoopBound``).
+    final class State {
+        var socket: WebSocket?
+        var joinCompletion: ((Result<UInt64, WampError>) -> Void)?
+        var joinTimer: UInt32 = 0
+        var goodbyeCompletion: (() -> Void)?
+        /// Requests in flight by request id (WampRequests.swift).
+        var pending: [UInt64: Pending] = [:]
+        var subscriptions: [WampSubscription] = []
+        var registrations: [Registration] = []
+        var nextRequest: UInt64 = 1
+        var joined = false
+        var leaving = false
+        var finished = false
+        /// Counts transports: events of an earlier socket, and replies to its invocations,
+        /// are dropped.
+        var generation = 0
+
+        deinit {
+            // An abandoned session closes its transport (the socket holds no reference to
+            // the session); close hops to the loop thread, so this may run anywhere.
+            socket?.close(code: 1001, reason: "going away")
+        }
+    }
+
+    /// The router's answer to the current join, written on the loop thread at WELCOME
+    /// and read from any thread.
+    struct Welcome: Sendable {
+        var sessionId: UInt64 = 0
+        var details: WampDict = [:]
+    }
+
     /// The configuration the session was joined with.
     public let configuration: WampConfiguration
     let loop: EventLoop
-    var socket: WebSocket?
-    var joinCompletion: ((Result<UInt64, WampError>) -> Void)?
-    var joinTimer: UInt32 = 0
-    var goodbyeCompletion: (() -> Void)?
-    /// Requests in flight by request id (WampRequests.swift).
-    var pending: [UInt64: Pending] = [:]
-    var subscriptions: [WampSubscription] = []
-    var registrations: [Registration] = []
-    var nextRequest: UInt64 = 1
-    var joined = false
-    var leaving = false
-    var finished = false
-    /// Counts transports: events of an earlier socket, and replies to its invocations,
-    /// are dropped.
-    var generation = 0
+    private let confined: LoopBound<State>
+    private let welcome = Mutex(Welcome())
+
+    /// The protocol state. Precondition: called on the loop thread.
+    var state: State { confined.value }
 
     /// The router-assigned session id of the current join (changes on reconnect).
-    public private(set) var sessionId: UInt64 = 0
+    public var sessionId: UInt64 { welcome.withLock { $0.sessionId } }
     /// The WELCOME details of the current join (authid, authrole, roles …).
-    public private(set) var welcomeDetails: WampDict = [:]
+    public var welcomeDetails: WampDict { welcome.withLock { $0.details } }
     /// Status changes after the first join, in order (single consumer).
     public let status: AsyncStream<WampStatus>
     let statusContinuation: AsyncStream<WampStatus>.Continuation
@@ -49,6 +72,7 @@ public final class WampSession: @unchecked Sendable {
     private init(configuration: WampConfiguration, loop: EventLoop) {
         self.configuration = configuration
         self.loop = loop
+        confined = LoopBound(State(), loop: loop)
         (status, statusContinuation) = AsyncStream.makeStream()
     }
 
@@ -75,9 +99,10 @@ public final class WampSession: @unchecked Sendable {
         let socketOptions = options
         let result: Result<UInt64, WampError> = await withCheckedContinuation { continuation in
             let queued = loop.async { [self] in
-                generation += 1
-                let generation = self.generation
-                joinCompletion = { continuation.resume(returning: $0) }
+                let state = self.state
+                state.generation += 1
+                let generation = state.generation
+                state.joinCompletion = { continuation.resume(returning: $0) }
                 // The socket is set and HELLO sent in the loop turn that opened it, so no
                 // event of the connection can arrive before the join state exists.
                 WebSocket.open(socketOptions, loop: loop, handler: { [weak self] event in
@@ -88,12 +113,13 @@ public final class WampSession: @unchecked Sendable {
                     case .failure(let error):
                         self.finishJoin(.failure(.connect(error)))
                     case .success(let socket):
-                        guard generation == self.generation, self.joinCompletion != nil else {
+                        let state = self.state
+                        guard generation == state.generation, state.joinCompletion != nil else {
                             socket.close(code: 1000, reason: "no longer needed")
                             return
                         }
-                        self.socket = socket
-                        self.joinTimer = self.loop.after(milliseconds: self.configuration.joinTimeoutMs) { [weak self] in
+                        state.socket = socket
+                        state.joinTimer = self.loop.after(milliseconds: self.configuration.joinTimeoutMs) { [weak self] in
                             guard let self else { return }
                             self.failJoin(.timeout(operation: "HELLO (join \(self.configuration.realm))",
                                                    milliseconds: self.configuration.joinTimeoutMs))
@@ -115,9 +141,10 @@ public final class WampSession: @unchecked Sendable {
 
     /// Drops the current transport: closes it and ignores its later events.
     func dropSocket(code: UInt16 = 1000, reason: String = "") {
-        socket?.close(code: code, reason: reason)
-        socket = nil
-        generation += 1
+        let state = self.state
+        state.socket?.close(code: code, reason: reason)
+        state.socket = nil
+        state.generation += 1
     }
 
     /// HELLO's details: the agent, the four Basic Profile roles (with publisher
@@ -138,21 +165,22 @@ public final class WampSession: @unchecked Sendable {
 
     /// Ends the join attempt in progress, if any, with `result`.
     private func finishJoin(_ result: Result<UInt64, WampError>) {
-        guard let completion = joinCompletion else { return }
-        joinCompletion = nil
-        loop.cancelTimer(joinTimer)
+        let state = self.state
+        guard let completion = state.joinCompletion else { return }
+        state.joinCompletion = nil
+        loop.cancelTimer(state.joinTimer)
         completion(result)
     }
 
     /// Sends `message` on the current transport (none: dropped).
     func send(_ message: WampMessage) {
-        socket?.send(message.serialized)
+        state.socket?.send(message.serialized)
     }
 
     // MARK: incoming (loop thread)
 
     private func handle(_ event: WebSocket.Event, generation: Int) {
-        guard generation == self.generation else { return }  // a stale socket of an earlier join
+        guard generation == state.generation else { return }  // a stale socket of an earlier join
         switch event {
         case .text(let text):
             do {
@@ -163,10 +191,10 @@ public final class WampSession: @unchecked Sendable {
         case .binary:
             violation(WampProtocolError(reason: "binary message on a wamp.2.json transport", message: ""))
         case let .error(code, text):
-            if joinCompletion != nil { return failJoin(.connectionClosed(code: code ?? 1006, reason: text), closeCode: code ?? 1011) }
+            if state.joinCompletion != nil { return failJoin(.connectionClosed(code: code ?? 1006, reason: text), closeCode: code ?? 1011) }
             lost("WebSocket error: \(text)")
         case let .closed(code, reason):
-            if joinCompletion != nil { return failJoin(.connectionClosed(code: code, reason: reason)) }
+            if state.joinCompletion != nil { return failJoin(.connectionClosed(code: code, reason: reason)) }
             lost("WebSocket closed with \(code)" + (reason.isEmpty ? "" : " \(reason)"))
         }
     }
@@ -174,8 +202,8 @@ public final class WampSession: @unchecked Sendable {
     /// Aborts the session for a protocol violation (WAMP Basic Profile: the peer must fail the session).
     func violation(_ error: WampProtocolError) {
         send(.abort(details: ["message": .string(error.reason)], reason: "wamp.error.protocol_violation"))
-        if joinCompletion != nil { return failJoin(.protocolViolation(error), closeCode: 1002) }
-        socket?.close(code: 1002, reason: "protocol violation")
+        if state.joinCompletion != nil { return failJoin(.protocolViolation(error), closeCode: 1002) }
+        state.socket?.close(code: 1002, reason: "protocol violation")
         lost("protocol violation: \(error.reason)")
     }
 
@@ -183,14 +211,13 @@ public final class WampSession: @unchecked Sendable {
     private func handle(_ message: WampMessage) {
         switch message {
         case let .welcome(session, details):
-            guard joinCompletion != nil else { return violation(WampProtocolError(reason: "WELCOME while joined", message: message.serialized)) }
-            if leaving {  // left while this (re)join was under way
+            guard state.joinCompletion != nil else { return violation(WampProtocolError(reason: "WELCOME while joined", message: message.serialized)) }
+            if state.leaving {  // left while this (re)join was under way
                 send(.goodbye(details: [:], reason: "wamp.close.close_realm"))
                 return failJoin(.notJoined(reason: "left the session"))
             }
-            sessionId = session
-            welcomeDetails = details
-            joined = true
+            welcome.withLock { $0 = Welcome(sessionId: session, details: details) }
+            state.joined = true
             finishJoin(.success(session))
         case let .abort(details, reason):
             let text = details["message"]?.stringValue
@@ -198,7 +225,7 @@ public final class WampSession: @unchecked Sendable {
                                "wamp.error.authorization_failed", "wamp.error.no_auth_method"]
             let error: WampError = authReasons.contains(reason) || reason.contains("auth")
                 ? .authenticationFailed(reason: reason, message: text) : .aborted(reason: reason, message: text)
-            if joinCompletion != nil {
+            if state.joinCompletion != nil {
                 failJoin(error)
             } else {
                 lost("router aborted: \(reason)")
@@ -206,9 +233,9 @@ public final class WampSession: @unchecked Sendable {
         case let .challenge(method, extra):
             answerChallenge(method: method, extra: extra)
         case let .goodbye(details, reason):
-            if leaving {
-                goodbyeCompletion?()
-                goodbyeCompletion = nil
+            if state.leaving {
+                state.goodbyeCompletion?()
+                state.goodbyeCompletion = nil
             } else {
                 send(.goodbye(details: [:], reason: "wamp.close.goodbye_and_out"))
                 routerSaidGoodbye(reason: reason, message: details["message"]?.stringValue)
@@ -244,26 +271,22 @@ public final class WampSession: @unchecked Sendable {
     public func leave(reason: String = "wamp.close.close_realm") async {
         await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
             let queued = loop.async { [self] in
-                guard !leaving else { continuation.resume(); return }
-                leaving = true
-                guard joined else { continuation.resume(); return }
+                let state = self.state
+                guard !state.leaving else { continuation.resume(); return }
+                state.leaving = true
+                guard state.joined else { continuation.resume(); return }
                 let once = Once(continuation)
-                goodbyeCompletion = { once.resume(()) }
+                state.goodbyeCompletion = { once.resume(()) }
                 send(.goodbye(details: [:], reason: reason))
                 loop.after(milliseconds: 2_000) { once.resume(()) }
             }
             if !queued { continuation.resume() }
         }
         loop.sync {
-            joined = false
+            state.joined = false
             dropSocket(code: 1000, reason: "goodbye")
             failPending("left the session")
             end("left")
         }
-    }
-
-    deinit {
-        // An abandoned session closes its transport (the socket holds no reference to us).
-        socket?.close(code: 1001, reason: "going away")
     }
 }

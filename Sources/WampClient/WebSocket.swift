@@ -4,6 +4,7 @@ import CGLib
 import CSoup
 import EventLoop
 import Foundation
+import Synchronization
 
 /// A WebSocket client connection (RFC 6455) over libsoup-3, living on the shared
 /// ``EventLoop`` thread: every libsoup call is made there and ``Event``s are
@@ -13,9 +14,9 @@ import Foundation
 ///
 /// Thread rules: ``connect(_:loop:handler:)`` and ``send(_:)``/``close(code:reason:)``
 /// may be called from any thread; they hop to the loop thread. The handler runs
-/// on the loop thread and must not block.
-// @unchecked: the libsoup objects and mutable state are confined to the loop thread, where libsoup's C callbacks reach them.
-public final class WebSocket: @unchecked Sendable {
+/// on the loop thread and must not block. The libsoup objects and the handler are
+/// confined to the loop thread (a ``LoopBound``); ``selectedProtocol`` is in a `Mutex`.
+public final class WebSocket: Sendable {
 
     /// Connection options.
     public struct Options: Sendable {
@@ -53,24 +54,42 @@ public final class WebSocket: @unchecked Sendable {
         case error(code: UInt16?, message: String)
     }
 
+    /// The libsoup objects of a connection and its handler: loop thread only (held in a
+    /// ``LoopBound``).
+    private final class State {
+        let loop: EventLoop
+        var session: UnsafeMutablePointer<SoupSession>?
+        var message: OpaquePointer?
+        var connection: OpaquePointer?
+        var handler: (@Sendable (Event) -> Void)?
+        var closedReported = false
+
+        init(loop: EventLoop) { self.loop = loop }
+
+        deinit {
+            // Last reference (of the socket, wherever it goes): release the C objects on
+            // the loop thread, where libsoup lives.
+            let objects = GObjects([connection.map { UnsafeMutableRawPointer($0) }, message.map { UnsafeMutableRawPointer($0) },
+                                    session.map { UnsafeMutableRawPointer($0) }].compactMap { $0 })
+            let queued = loop.async { objects.unref() }
+            if !queued { objects.unref() }
+        }
+    }
+
     let loop: EventLoop
-    private var session: UnsafeMutablePointer<SoupSession>?
-    private var message: OpaquePointer?
-    private var connection: OpaquePointer?
-    private var handler: (@Sendable (Event) -> Void)?
-    private var closedReported = false
+    private let confined: LoopBound<State>
+    private let chosenProtocol = Mutex<String?>(nil)
 
-    /// The subprotocol the server chose (`wamp.2.json`).
-    public private(set) var selectedProtocol: String?
+    /// The connection's libsoup objects and handler. Precondition: called on the loop thread.
+    private var state: State { confined.value }
 
-    private init(loop: EventLoop) { self.loop = loop }
+    /// The subprotocol the server chose (`wamp.2.json`); set on the loop thread before
+    /// the connection is handed out, readable from any thread.
+    public var selectedProtocol: String? { chosenProtocol.withLock { $0 } }
 
-    deinit {
-        // Last reference: release the C objects on the loop thread, where libsoup lives.
-        let objects = GObjects([connection.map { UnsafeMutableRawPointer($0) }, message.map { UnsafeMutableRawPointer($0) },
-                                session.map { UnsafeMutableRawPointer($0) }].compactMap { $0 })
-        let queued = loop.async { objects.unref() }
-        if !queued { objects.unref() }
+    private init(loop: EventLoop) {
+        self.loop = loop
+        confined = LoopBound(State(loop: loop), loop: loop)
     }
 
     /// Opens a connection and completes the HTTP upgrade.
@@ -99,9 +118,10 @@ public final class WebSocket: @unchecked Sendable {
         WebSocket(loop: loop).start(options, handler: handler, finish: completion)
     }
 
-    /// Pending connect attempt: the continuation, the timer and the options.
-    // @unchecked: used on the loop thread only, by libsoup's C callbacks and the loop's @Sendable timer closure.
-    private final class Attempt: @unchecked Sendable {
+    /// Pending connect attempt: the continuation, the timer and the options. Not
+    /// `Sendable`: used on the loop thread only, by libsoup's C callbacks (through an
+    /// `Unmanaged` reference) and by the connect timer (through a ``LoopBound``).
+    private final class Attempt {
         let socket: WebSocket
         let options: Options
         let cancellable: UnsafeMutablePointer<GCancellable>
@@ -115,6 +135,8 @@ public final class WebSocket: @unchecked Sendable {
         deinit { g_object_unref(UnsafeMutableRawPointer(cancellable)) }
     }
 
+    /// Starts the upgrade of a new socket (loop thread): `finish` runs once with the
+    /// outcome, from libsoup's callback or at once when the options are unusable.
     private func start(_ options: Options, handler: @escaping @Sendable (Event) -> Void,
                        finish: @escaping (Result<WebSocket, WebSocketError>) -> Void) {
         guard let url = URL(string: options.url), let scheme = url.scheme?.lowercased(),
@@ -123,9 +145,10 @@ public final class WebSocket: @unchecked Sendable {
         }
         guard let msg = soup_message_new("GET", options.url) else { finish(.failure(.invalidURL(options.url))); return }
         let session = soup_session_new()
-        self.session = session
-        self.message = msg
-        self.handler = handler
+        let state = self.state
+        state.session = session
+        state.message = msg
+        state.handler = handler
         if let caFile = options.caFile {
             var error: UnsafeMutablePointer<GError>?
             guard let database = g_tls_file_database_new(caFile, &error) else {
@@ -141,7 +164,9 @@ public final class WebSocket: @unchecked Sendable {
         }
         let attempt = Attempt(socket: self, options: options, finish: finish)
         let unmanaged = Unmanaged.passRetained(attempt)
+        let timed = LoopBound(attempt, loop: loop)
         attempt.timer = loop.after(milliseconds: options.connectTimeoutMs) {
+            let attempt = timed.value
             attempt.timedOut = true
             g_cancellable_cancel(attempt.cancellable)
         }
@@ -157,17 +182,20 @@ public final class WebSocket: @unchecked Sendable {
         cProtocols.forEach { free($0) }
     }
 
+    /// The upgrade finished (libsoup's callback, loop thread): keeps the connection and
+    /// completes the attempt.
     private func connected(_ source: OpaquePointer?, _ result: OpaquePointer?, _ attempt: Attempt) {
         loop.cancelTimer(attempt.timer)
+        let state = self.state
         var error: UnsafeMutablePointer<GError>?
-        let conn = soup_session_websocket_connect_finish(session, result, &error)
+        let conn = soup_session_websocket_connect_finish(state.session, result, &error)
         guard let conn else {
             attempt.finish(.failure(classify(error, attempt))); return
         }
-        connection = conn
-        selectedProtocol = soup_websocket_connection_get_protocol(conn).map { String(cString: $0) }
-        if let wanted = attempt.options.protocols.first, selectedProtocol != wanted {
-            let got = selectedProtocol
+        state.connection = conn
+        let got = soup_websocket_connection_get_protocol(conn).map { String(cString: $0) }
+        chosenProtocol.withLock { $0 = got }
+        if let wanted = attempt.options.protocols.first, got != wanted {
             soup_websocket_connection_close(conn, UInt16(SOUP_WEBSOCKET_CLOSE_PROTOCOL_ERROR.rawValue), "subprotocol \(wanted) required")
             attempt.finish(.failure(.subprotocolRefused(offered: attempt.options.protocols, selected: got))); return
         }
@@ -177,6 +205,7 @@ public final class WebSocket: @unchecked Sendable {
         attempt.finish(.success(self))
     }
 
+    /// What a failed upgrade was, from libsoup's error and the HTTP answer (loop thread).
     private func classify(_ error: UnsafeMutablePointer<GError>?, _ attempt: Attempt) -> WebSocketError {
         let url = attempt.options.url
         let info = GErrorInfo(consuming: error)
@@ -185,7 +214,7 @@ public final class WebSocket: @unchecked Sendable {
             return .refused(url: url, reason: info.message)
         }
         if info.domain == g_tls_error_quark() { return .tls(info.message) }
-        if let message, info.domain == soup_websocket_error_quark() {
+        if let message = state.message, info.domain == soup_websocket_error_quark() {
             let status = Int(soup_message_get_status(message).rawValue)
             if status != 101 && status != 0 {
                 let phrase = soup_message_get_reason_phrase(message).map { String(cString: $0) } ?? ""
@@ -195,6 +224,8 @@ public final class WebSocket: @unchecked Sendable {
         return .failed(url: url, reason: info.message)
     }
 
+    /// Connects libsoup's "message", "error" and "closed" signals to the handler; they
+    /// hold a reference to the socket until "closed" (loop thread).
     private func connectSignals(_ conn: OpaquePointer) {
         let me = Unmanaged.passRetained(self).toOpaque()  // released by the "closed" handler's notify
         let onMessage: @convention(c) (OpaquePointer?, Int32, OpaquePointer?, gpointer?) -> Void = { _, type, bytes, data in
@@ -204,9 +235,9 @@ public final class WebSocket: @unchecked Sendable {
             let pointer = g_bytes_get_data(bytes, &size)
             let buffer = pointer.map { Array(UnsafeRawBufferPointer(start: $0, count: size)) } ?? []
             if type == Int32(SOUP_WEBSOCKET_DATA_TEXT.rawValue) {
-                socket.handler?(.text(String(decoding: buffer, as: UTF8.self)))
+                socket.state.handler?(.text(String(decoding: buffer, as: UTF8.self)))
             } else {
-                socket.handler?(.binary(buffer))
+                socket.state.handler?(.binary(buffer))
             }
         }
         let onError: @convention(c) (OpaquePointer?, UnsafeMutablePointer<GError>?, gpointer?) -> Void = { _, error, data in
@@ -216,7 +247,7 @@ public final class WebSocket: @unchecked Sendable {
             var code: UInt16?
             if let error, error.pointee.domain == soup_websocket_error_quark(),
                (1000...4999).contains(error.pointee.code) { code = UInt16(error.pointee.code) }
-            socket.handler?(.error(code: code, message: text))
+            socket.state.handler?(.error(code: code, message: text))
         }
         let onClosed: @convention(c) (OpaquePointer?, gpointer?) -> Void = { conn, data in
             guard let data else { return }
@@ -233,13 +264,15 @@ public final class WebSocket: @unchecked Sendable {
         g_signal_connect_data(instance, "closed", unsafeBitCast(onClosed, to: GCallback.self), me, release, GConnectFlags(rawValue: 0))
     }
 
+    /// Reports the close once to the handler, then disconnects the signals (loop thread).
     private func reportClosed() {
-        guard !closedReported, let connection else { return }
-        closedReported = true
+        let state = self.state
+        guard !state.closedReported, let connection = state.connection else { return }
+        state.closedReported = true
         let code = soup_websocket_connection_get_close_code(connection)
         let reason = soup_websocket_connection_get_close_data(connection).map { String(cString: $0) } ?? ""
-        let handler = self.handler
-        self.handler = nil
+        let handler = state.handler
+        state.handler = nil
         handler?(.closed(code: code == 0 ? 1005 : code, reason: reason))
         // Disconnect our handlers; the "closed" one's notify drops their reference to us.
         g_signal_handlers_disconnect_matched(UnsafeMutableRawPointer(connection), G_SIGNAL_MATCH_DATA, 0, 0, nil, nil,
@@ -249,7 +282,8 @@ public final class WebSocket: @unchecked Sendable {
     /// Sends one text message. Dropped when the connection is not open.
     public func send(_ text: String) {
         loop.async { [self] in
-            guard let connection, soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN else { return }
+            guard let connection = state.connection,
+                  soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN else { return }
             soup_websocket_connection_send_text(connection, text)
         }
     }
@@ -258,7 +292,8 @@ public final class WebSocket: @unchecked Sendable {
     /// a ``Event/closed(code:reason:)`` follows when it completes.
     public func close(code: UInt16 = 1000, reason: String = "") {
         loop.async { [self] in
-            guard let connection, soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN else { return }
+            guard let connection = state.connection,
+                  soup_websocket_connection_get_state(connection) == SOUP_WEBSOCKET_STATE_OPEN else { return }
             soup_websocket_connection_close(connection, code, reason)
         }
     }

@@ -1,6 +1,7 @@
 // ice-probe: a libnice agent driven over stdin/stdout (JSON lines), for the ICE tests in network namespaces.
 import Foundation
 import ICE
+import Synchronization
 
 // `ice-probe`: one ICE agent driven through JSON lines, for tests that need an agent
 // in a process of its own (e.g. inside a network namespace, with `ip netns exec`).
@@ -20,21 +21,22 @@ import ICE
 // signaling is relaying lines.
 
 /// The agent, its stdout and the count of datagrams received. Thread-safe: events
-/// and datagrams arrive on the loop thread, commands on the main thread.
-// @unchecked: a test tool; its two NSLocks guard the output and the count.
-final class Probe: @unchecked Sendable {
+/// and datagrams arrive on the loop thread, commands on the main thread; stdout and the
+/// numbers received are each in a `Mutex` of their own.
+final class Probe: Sendable {
     /// Datagrams sent by `{"send":N}` are this prefix followed by their number.
     static let prefix = "ice-probe "
-    private let outputLock = NSLock()
-    private let countLock = NSLock()
-    private var received = Set<Int>()
+    /// Standard output: one writer at a time, so lines stay whole.
+    private let output = Mutex(FileHandle.standardOutput)
+    /// The distinct datagram numbers received so far.
+    private let received = Mutex(Set<Int>())
 
     /// Writes `object` as one JSON line on stdout, whole, from any thread.
     func emit(_ object: [String: Any]) {
         guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else {
             return
         }
-        outputLock.withLock { try? FileHandle.standardOutput.write(contentsOf: data + Data("\n".utf8)) }
+        output.withLock { try? $0.write(contentsOf: data + Data("\n".utf8)) }
     }
 
     /// Reports one agent event as its stdout line.
@@ -56,7 +58,7 @@ final class Probe: @unchecked Sendable {
             emit(["error": "unexpected datagram of \(bytes.count) bytes"])
             return
         }
-        let count: Int? = countLock.withLock { received.insert(number).inserted ? received.count : nil }
+        let count: Int? = received.withLock { $0.insert(number).inserted ? $0.count : nil }
         if let count { emit(["received": count]) }
     }
 

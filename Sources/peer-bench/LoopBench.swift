@@ -13,25 +13,31 @@ import PeerCall
 /// at 1280x720@30, 2 Mbit/s VP8 + Opus both ways, decoding on. Prints the longest
 /// delay, the 99th percentile and how many firings were more than 5 ms late (ms).
 enum LoopBench {
-    /// Delays (ns) of a chain of 1 ms timers on `loop`, confined to the loop thread.
-    // @unchecked: confined to the loop thread (its timers run there).
-    final class Probe: @unchecked Sendable {
+    /// Delays (ns) of a chain of 1 ms timers on `loop`, confined to the loop thread
+    /// (its timers run there; a ``LoopBound`` checks it).
+    final class Probe: Sendable {
+        /// The delays so far and who waits for them: loop thread only.
+        private struct State {
+            var delays: [UInt64] = []
+            var done: CheckedContinuation<[UInt64], Never>?
+        }
+
         private let loop: EventLoop
         private let until: UInt64
-        private var delays: [UInt64] = []
-        private var done: CheckedContinuation<[UInt64], Never>?
+        private let state: LoopBound<State>
 
         /// A probe of `loop` that runs for `seconds` from now.
         init(loop: EventLoop, seconds: Double) {
             self.loop = loop
             until = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+            state = LoopBound(State(), loop: loop)
         }
 
         /// Runs the chain until the deadline; returns each firing's delay in ns.
         func run() async -> [UInt64] {
             await withCheckedContinuation { continuation in
                 loop.async { [self] in
-                    done = continuation
+                    state.value.done = continuation
                     arm()
                 }
             }
@@ -43,8 +49,13 @@ enum LoopBench {
             let due = DispatchTime.now().uptimeNanoseconds + 1_000_000
             loop.after(milliseconds: 1) { [self] in
                 let now = DispatchTime.now().uptimeNanoseconds
-                delays.append(now > due ? now - due : 0)
-                if now < until { arm() } else { done?.resume(returning: delays); done = nil }
+                state.withValue { state in
+                    state.delays.append(now > due ? now - due : 0)
+                    guard now >= until else { return }
+                    state.done?.resume(returning: state.delays)
+                    state.done = nil
+                }
+                if now < until { arm() }
             }
         }
     }

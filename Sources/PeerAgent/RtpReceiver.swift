@@ -60,11 +60,16 @@ final class RtpReceiver: Sendable {
     let localSSRC: UInt32
     /// Called once when the first frame (video) or packet (audio) arrives, with the mid:
     /// on the loop thread (or the thread that closes the receiver, for a frame its flush
-    /// completes), with no lock held.
+    /// completes), with no lock held. It must not close the receiver (``close()`` waits
+    /// for the call that reports it).
     let onFirstFrame: (@Sendable (String) -> Void)?
     private let sinkThread: MediaThread
     /// Items queued to `sinkThread` and not yet run (any thread).
     private let sinkBacklog = Atomic<Int>(0)
+    /// Calls that took items for the sinks under the lock and have not queued them yet
+    /// (``act(_:)``): ``close()`` waits for them, so what they took is queued before the
+    /// flush and the files' close, in the order it was taken.
+    private let sinkHandOvers = Atomic<Int>(0)
     private let network: Mutex<NetworkState>
     /// The writers and decoders (`sinkThread`).
     private let sinks: ThreadBound<ReceiveSinks>
@@ -96,10 +101,6 @@ final class RtpReceiver: Sendable {
         /// Audio samples (48 kHz, per channel) of packets and gaps dropped for a full sink,
         /// not yet handed to the decoder as a gap.
         var droppedAudioSamples = 0
-        /// Items for the sink thread, in the order taken under the lock. Each job queued to
-        /// the thread runs the first one, so the sinks see this order whichever thread
-        /// queued the job first (``close()`` runs what is left before closing the files).
-        var sinkItems: [SinkItem] = []
     }
 
     /// What a call under the lock leaves to do once it is released, in this order (the
@@ -107,8 +108,10 @@ final class RtpReceiver: Sendable {
     private struct Effects: Sendable {
         /// The mid to report to ``onFirstFrame``.
         var firstFrame: String?
-        /// How many of ``NetworkState/sinkItems`` to queue a job for.
-        var sinkJobs = 0
+        /// Items for the sink thread, in the order taken.
+        var sinkItems: [SinkItem] = []
+        /// Counted in ``sinkHandOvers`` until ``act(_:)`` has queued ``sinkItems``.
+        var handedOver = false
         /// RTCP feedback to send now.
         var feedback: [RTCPPacket] = []
     }
@@ -188,6 +191,7 @@ final class RtpReceiver: Sendable {
             } else {
                 for event in n.opusDepayloader.push(packet) { audioEvent(event, now: now, &n, &e) }
             }
+            handOver(&e)
             return e
         }
         return act(effects)
@@ -236,6 +240,7 @@ final class RtpReceiver: Sendable {
             var e = Effects()
             guard !n.ended else { return e }
             drain(&n, &e)
+            handOver(&e)
             return e
         }
         _ = act(effects)
@@ -250,13 +255,12 @@ final class RtpReceiver: Sendable {
             n.ended = true
             return e
         }
+        // A handle(_:) or goodbye() (loop thread) that took items just before `ended` may be
+        // between the lock and queueing them (a few µs): let it finish, so the sinks get its
+        // items before the flush's, and all of them before the files close.
+        while sinkHandOvers.load(ordering: .acquiring) > 0 { sched_yield() }
         _ = act(effects)
-        sinkThread.sync {
-            // What a handle(_:) on another thread took before `ended` and has not queued a
-            // job for yet: it goes into the files before they close, as under the lock.
-            while let item = nextSinkItem() { runSink(item) }
-            sinks.value.close()
-        }
+        sinkThread.sync { sinks.value.close() }
         sinkThread.stop()
     }
 
@@ -299,29 +303,29 @@ final class RtpReceiver: Sendable {
     // MARK: After the lock
 
     /// Does what a call under the lock left to do, in order: reports the first frame,
-    /// queues a sink job per item taken; returns the feedback to send.
+    /// queues the items taken for the sinks (each counted out of ``sinkBacklog`` once it
+    /// has run); returns the feedback to send.
     private func act(_ effects: Effects) -> [RTCPPacket] {
         if let mid = effects.firstFrame { onFirstFrame?(mid) }
-        for _ in 0..<effects.sinkJobs {
+        for item in effects.sinkItems {
             sinkThread.async { [self] in
-                if let item = nextSinkItem() { runSink(item) }
+                sinks.value.take(item)
+                sinkBacklog.subtract(1, ordering: .relaxed)
             }
         }
+        if effects.handedOver { sinkHandOvers.subtract(1, ordering: .releasing) }
         return effects.feedback
     }
 
-    /// The oldest item taken for the sinks and not yet run (sink thread).
-    private func nextSinkItem() -> SinkItem? {
-        network.withLock { n in n.sinkItems.isEmpty ? nil : n.sinkItems.removeFirst() }
-    }
-
-    /// Runs `item` in the sinks, then counts it out of ``sinkBacklog`` (sink thread).
-    private func runSink(_ item: SinkItem) {
-        sinks.value.take(item)
-        sinkBacklog.subtract(1, ordering: .relaxed)
-    }
-
     // MARK: Under lock
+
+    /// Counts a loop-thread call that took items for the sinks in ``sinkHandOvers`` until
+    /// ``act(_:)`` has queued them (``close()`` waits for it).
+    private func handOver(_ e: inout Effects) {
+        guard !e.sinkItems.isEmpty else { return }
+        sinkHandOvers.add(1, ordering: .relaxed)
+        e.handedOver = true
+    }
 
     private func pli(_ n: inout NetworkState, now: Int64) -> [RTCPPacket] {
         guard let remoteSSRC = n.remoteSSRC, now - n.lastPLIms >= 100 else { return [] }
@@ -359,7 +363,7 @@ final class RtpReceiver: Sendable {
             }
             let ts = arrived(timestamp: frame.timestamp, now: now, &n, &e)
             toSink(.video(EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
-                                            width: frame.width, height: frame.height)), &n, &e)
+                                            width: frame.width, height: frame.height)), &e)
             return []
         case let .lost(loss):
             n.stats.framesDropped = (n.stats.framesDropped ?? 0) + max(1, loss.frames.count)
@@ -382,7 +386,7 @@ final class RtpReceiver: Sendable {
             // decoded audio (WAV, totalSamplesReceived) keeps the call's length.
             let gap = n.droppedAudioSamples
             n.droppedAudioSamples = 0
-            toSink(.audio(frame, gapBefore: gap > 0 ? gap : nil), &n, &e)
+            toSink(.audio(frame, gapBefore: gap > 0 ? gap : nil), &e)
         case let .gap(gap):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
                 n.droppedAudioSamples += Int(gap.duration)
@@ -390,16 +394,15 @@ final class RtpReceiver: Sendable {
             }
             let samples = Int(gap.duration) + n.droppedAudioSamples
             n.droppedAudioSamples = 0
-            toSink(.audio(nil, gapBefore: samples), &n, &e)
+            toSink(.audio(nil, gapBefore: samples), &e)
         }
     }
 
-    /// Takes `item` for the sinks, counted in ``sinkBacklog`` until it has run; its job is
+    /// Takes `item` for the sinks, counted in ``sinkBacklog`` until it has run; it is
     /// queued once the lock is released (``act(_:)``).
-    private func toSink(_ item: SinkItem, _ n: inout NetworkState, _ e: inout Effects) {
+    private func toSink(_ item: SinkItem, _ e: inout Effects) {
         sinkBacklog.add(1, ordering: .relaxed)
-        n.sinkItems.append(item)
-        e.sinkJobs += 1
+        e.sinkItems.append(item)
     }
 
     /// A PLI after a loss or while waiting for a key frame, held back while the sink is

@@ -20,10 +20,10 @@ import Foundation
 /// ``stop()`` then ``start()`` starts a new run: work the old run had queued is
 /// recognised by its generation number and dropped, so the two runs never overlap.
 ///
-/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `thread`, and the
-/// mutable state is confined to it.
-// @unchecked: the non-Sendable callbacks and the state are touched only by work queued on `thread`.
-public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
+/// Threading: every callback (`pull`, `deliver`, `finished`) runs on `thread`; the
+/// callbacks and the schedule are held in a ``ThreadBound`` confined to it, so they need
+/// not be `@Sendable` (a source pulled from one thread only).
+public final class MediaPacer<Item: Sendable>: Sendable {
     /// The thread every callback runs on.
     public let thread: MediaThread
     /// Ticks per second of the items' timestamps (90 000 for video, 48 000 for audio).
@@ -34,20 +34,50 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     /// timestamp gap longer than 10 s by default) is delivered at once and the schedule is
     /// re-based to it. ≥ 1.
     public let maximumWaitMs: Int64
+    /// The callbacks and the schedule (``thread``).
+    private let state: ThreadBound<State>
 
-    private let pull: () throws -> Item?
-    private let timestamp: (Item) -> Int64
-    private let deliver: (Item) -> Void
-    private let finished: (Error?) -> Void
-    private var baseNanos: UInt64 = 0
-    private var baseTimestamp: Int64 = 0
-    private var lastTimestamp: Int64?
-    private var running = false
-    /// Incremented by every start and stop; queued work of an older run sees a different
-    /// value and does nothing.
-    private var generation: UInt64 = 0
-    private var delivered = 0
-    private var rebased = 0
+    /// The callbacks and the schedule of a pacer, touched only on its thread. A class, not
+    /// a struct: a callback may call back into the pacer (``counts`` from `deliver`) while
+    /// the pacer is using it.
+    private final class State {
+        let pull: () throws -> Item?
+        let timestamp: (Item) -> Int64
+        let deliver: (Item) -> Void
+        let finished: (Error?) -> Void
+        var baseNanos: UInt64 = 0
+        var baseTimestamp: Int64 = 0
+        var lastTimestamp: Int64?
+        var running = false
+        /// Incremented by every start and stop; queued work of an older run sees a different
+        /// value and does nothing.
+        var generation: UInt64 = 0
+        var delivered = 0
+        var rebased = 0
+
+        init(pull: @escaping () throws -> Item?, timestamp: @escaping (Item) -> Int64,
+             deliver: @escaping (Item) -> Void, finished: @escaping (Error?) -> Void) {
+            self.pull = pull
+            self.timestamp = timestamp
+            self.deliver = deliver
+            self.finished = finished
+        }
+
+        /// Monotonic ns when `ts` is due: `baseNanos + (ts − baseTimestamp) × 10^9 / clockRate`,
+        /// in 128 bits and clamped to `UInt64` (a timestamp before the base is due at the base).
+        func dueNanos(_ ts: Int64, clockRate: Int64) -> UInt64 {
+            let offset = max(0, Int128(ts) - Int128(baseTimestamp))
+            let due = Int128(baseNanos) + offset * 1_000_000_000 / Int128(clockRate)
+            return due > Int128(UInt64.max) ? .max : UInt64(due)
+        }
+
+        /// Continues the schedule from now, with `ts` due at once.
+        func rebase(to ts: Int64) {
+            rebased += 1
+            baseNanos = DispatchTime.now().uptimeNanoseconds
+            baseTimestamp = ts
+        }
+    }
 
     /// Creates a stopped pacer.
     ///
@@ -69,22 +99,20 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
         self.clockRate = max(1, clockRate)
         self.maximumLagMs = max(0, maximumLagMs)
         self.maximumWaitMs = max(1, maximumWaitMs)
-        self.pull = pull
-        self.timestamp = timestamp
-        self.deliver = deliver
-        self.finished = finished
+        state = ThreadBound(State(pull: pull, timestamp: timestamp, deliver: deliver, finished: finished), thread: thread)
     }
 
     /// Starts pacing: the first item is delivered at once, the rest on their deadlines.
     /// Calling it while running does nothing.
     public func start() {
         thread.async { [self] in
-            guard !running else { return }
-            running = true
-            generation &+= 1
-            baseNanos = DispatchTime.now().uptimeNanoseconds
-            lastTimestamp = nil
-            step()
+            let s = state.value
+            guard !s.running else { return }
+            s.running = true
+            s.generation &+= 1
+            s.baseNanos = DispatchTime.now().uptimeNanoseconds
+            s.lastTimestamp = nil
+            step(s)
         }
     }
 
@@ -92,87 +120,73 @@ public final class MediaPacer<Item: Sendable>: @unchecked Sendable {
     /// stopped run had queued is dropped, even after a new ``start()``).
     public func stop() {
         thread.async { [self] in
-            running = false
-            generation &+= 1
+            let s = state.value
+            s.running = false
+            s.generation &+= 1
         }
     }
 
     /// Items delivered so far and how many times the schedule was re-based.
     /// Waits for ``thread`` (from a callback it reads them at once).
     public var counts: (delivered: Int, rebased: Int) {
-        thread.sync { (delivered, rebased) }
+        thread.sync {
+            let s = state.value
+            return (s.delivered, s.rebased)
+        }
     }
 
     /// Pulls one item and schedules it (runs on `thread`).
-    private func step() {
-        guard running else { return }
+    private func step(_ s: State) {
+        guard s.running else { return }
         let item: Item?
-        do { item = try pull() } catch {
-            end(error)
+        do { item = try s.pull() } catch {
+            end(s, error)
             return
         }
         guard let item else {
-            end(nil)
+            end(s, nil)
             return
         }
-        let ts = timestamp(item)
-        if lastTimestamp == nil { baseTimestamp = ts }
-        if let last = lastTimestamp, ts < last {
+        let ts = s.timestamp(item)
+        if s.lastTimestamp == nil { s.baseTimestamp = ts }
+        if let last = s.lastTimestamp, ts < last {
             // A source going backwards (a looping file that restarts its clock): continue from now.
-            rebase(to: ts)
+            s.rebase(to: ts)
         }
-        lastTimestamp = ts
+        s.lastTimestamp = ts
         let now = DispatchTime.now().uptimeNanoseconds
-        var due = dueNanos(ts)
+        var due = s.dueNanos(ts, clockRate: clockRate)
         if now > due, (now - due) / 1_000_000 > UInt64(maximumLagMs) {
-            rebase(to: ts)
+            s.rebase(to: ts)
             due = now
         } else if due > now, (due - now) / 1_000_000 > UInt64(maximumWaitMs) {
             // A gap too long to wait out (or a hostile timestamp): continue from now.
-            rebase(to: ts)
+            s.rebase(to: ts)
             due = now
         }
-        let run = generation
+        let run = s.generation
         if due <= now {
             // Through the thread's queue, not a direct call: a run of late items must not recurse.
-            thread.async { [self] in
-                guard run == generation else { return }
-                deliverAndContinue(item)
-            }
+            thread.async { [self] in deliverAndContinue(item, run: run) }
         } else {
             // Strong on purpose: a running pacer keeps itself alive until its next item is
             // due (a stopped run's item then does nothing), or the thread stops.
-            thread.async(atUptimeNanoseconds: due) { [self] in
-                guard run == generation else { return }
-                deliverAndContinue(item)
-            }
+            thread.async(atUptimeNanoseconds: due) { [self] in deliverAndContinue(item, run: run) }
         }
     }
 
     /// The source ended or failed: report.
-    private func end(_ error: Error?) {
-        running = false
-        finished(error)
+    private func end(_ s: State, _ error: Error?) {
+        s.running = false
+        s.finished(error)
     }
 
-    private func deliverAndContinue(_ item: Item) {
-        guard running else { return }
-        delivered += 1
-        deliver(item)
-        step()
-    }
-
-    /// Monotonic ns when `ts` is due: `baseNanos + (ts − baseTimestamp) × 10^9 / clockRate`,
-    /// in 128 bits and clamped to `UInt64` (a timestamp before the base is due at the base).
-    private func dueNanos(_ ts: Int64) -> UInt64 {
-        let offset = max(0, Int128(ts) - Int128(baseTimestamp))
-        let due = Int128(baseNanos) + offset * 1_000_000_000 / Int128(clockRate)
-        return due > Int128(UInt64.max) ? .max : UInt64(due)
-    }
-
-    private func rebase(to ts: Int64) {
-        rebased += 1
-        baseNanos = DispatchTime.now().uptimeNanoseconds
-        baseTimestamp = ts
+    /// Delivers `item` and pulls the next, unless run `run` was stopped since (runs on `thread`).
+    private func deliverAndContinue(_ item: Item, run: UInt64) {
+        let s = state.value
+        guard run == s.generation, s.running else { return }
+        s.delivered += 1
+        s.deliver(item)
+        step(s)
     }
 }

@@ -108,9 +108,10 @@ public final class PeerConnection: Sendable {
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
                                video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
-        let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc)
         let box = WeakBox(self)
-        receiver.onFirstFrame = { mid in box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)]) }
+        let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onFirstFrame: { mid in
+            box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)])
+        })
         let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver)
         plane.add(t)
         return t

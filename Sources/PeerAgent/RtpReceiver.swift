@@ -43,10 +43,12 @@ public struct ReceiveOptions: Sendable, Equatable {
 /// decodable; audio packets are counted in `packetsDiscarded` and the Ogg file's
 /// timestamp gap is filled as for a loss.
 ///
-/// Threading: ``handle(_:payloadBytes:)`` and ``tick(nowMs:)`` run on the event-loop
-/// thread; the network-side state is behind `lock`; sinks run on `sinkThread`.
-// @unchecked: the network side is behind `lock` (loop thread and stats readers), the sink side confined to `sinkThread`.
-final class RtpReceiver: @unchecked Sendable {
+/// Threading: ``handle(_:payloadBytes:headerBytes:)`` and ``tick(nowMs:)`` run on the
+/// event-loop thread; the network-side state is one `Mutex` (`network`), held only for its
+/// own fields: what a call decides under it (the first-frame report, the items for the
+/// sinks, the feedback to send) is done once it is released. The sinks (``ReceiveSinks``)
+/// are bound to `sinkThread` (``ThreadBound``).
+final class RtpReceiver: Sendable {
     /// Most items (video frames, audio packets) waiting for the sink thread: 2 s of
     /// 30 fps video, 2 s of 20 ms Opus packets.
     static func maximumSinkBacklog(_ kind: MediaKind) -> Int { kind == .video ? 60 : 100 }
@@ -56,199 +58,225 @@ final class RtpReceiver: @unchecked Sendable {
     /// Our SSRC for RTCP feedback about this stream (the sender's SSRC when we send
     /// on the same transceiver, else a random one).
     let localSSRC: UInt32
-    private let lock = NSLock()
+    /// Called once when the first frame (video) or packet (audio) arrives, with the mid:
+    /// on the loop thread (or the thread that closes the receiver, for a frame its flush
+    /// completes), with no lock held. It must not close the receiver (``close()`` waits
+    /// for the call that reports it).
+    let onFirstFrame: (@Sendable (String) -> Void)?
     private let sinkThread: MediaThread
     /// Items queued to `sinkThread` and not yet run (any thread).
     private let sinkBacklog = Atomic<Int>(0)
+    /// Calls that took items for the sinks under the lock and have not queued them yet
+    /// (``act(_:)``): ``close()`` waits for them, so what they took is queued before the
+    /// flush and the files' close, in the order it was taken.
+    private let sinkHandOvers = Atomic<Int>(0)
+    private let network: Mutex<NetworkState>
+    /// The writers and decoders (`sinkThread`).
+    private let sinks: ThreadBound<ReceiveSinks>
 
-    // Network side (lock).
-    private(set) var mid: String?
-    private var payloadTypes: Set<UInt8> = []
-    private var remoteSSRC: UInt32?
-    private var statistics = ReceiverStatistics()
-    private var nacks = NackGenerator()
-    /// Waits up to 300 ms (27 000 ticks) for a missing packet: long enough for several
-    /// NACK rounds on a busy machine; a recorder prefers complete frames to low latency.
-    private var assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
-    private var opusDepayloader = OpusDepayloader(reorderWindow: 5)
-    private var lastSenderReport: (middle: UInt32, arrivalMs: Int64)?
-    private var stats: InboundRTPStats
-    private var awaitingKeyframe = true
-    private var lastPLIms: Int64 = -10_000
-    private var firstFrameAtMs: Int64?
-    private var timestamps = TimestampUnwrapper()
-    private var firstTimestamp: Int64?
-    private var ended = false
-    /// Frames / packets dropped because the sink was ``maximumSinkBacklog`` behind (video:
-    /// and the inter frames after them, up to the key frame that resumes decoding).
-    private var sinkOverflowDrops = 0
-    /// Video waits for a key frame because the sink fell behind (not because of a loss).
-    private var sinkOverflowing = false
-    /// Audio samples (48 kHz, per channel) of packets and gaps dropped for a full sink,
-    /// not yet handed to the decoder as a gap.
-    private var droppedAudioSamples = 0
-    /// Called once, on the loop thread, when the first frame (video) or packet (audio)
-    /// arrives, with the mid. Set before media flows.
-    var onFirstFrame: (@Sendable (String) -> Void)?
+    /// The network side: loop thread, statistics readers, ``close()``.
+    private struct NetworkState {
+        var mid: String?
+        var payloadTypes: Set<UInt8> = []
+        var remoteSSRC: UInt32?
+        var statistics = ReceiverStatistics()
+        var nacks = NackGenerator()
+        /// Waits up to 300 ms (27 000 ticks) for a missing packet: long enough for several
+        /// NACK rounds on a busy machine; a recorder prefers complete frames to low latency.
+        var assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
+        var opusDepayloader = OpusDepayloader(reorderWindow: 5)
+        var lastSenderReport: (middle: UInt32, arrivalMs: Int64)?
+        var stats: InboundRTPStats
+        var awaitingKeyframe = true
+        var lastPLIms: Int64 = -10_000
+        var firstFrameAtMs: Int64?
+        var timestamps = TimestampUnwrapper()
+        var firstTimestamp: Int64?
+        var ended = false
+        /// Frames / packets dropped because the sink was ``maximumSinkBacklog(_:)`` behind
+        /// (video: and the inter frames after them, up to the key frame that resumes decoding).
+        var sinkOverflowDrops = 0
+        /// Video waits for a key frame because the sink fell behind (not because of a loss).
+        var sinkOverflowing = false
+        /// Audio samples (48 kHz, per channel) of packets and gaps dropped for a full sink,
+        /// not yet handed to the decoder as a gap.
+        var droppedAudioSamples = 0
+    }
 
-    // Sink side (sinkThread).
-    private var ivf: IVFWriter?
-    private var ogg: OggOpusWriter?
-    private var wav: WAVWriter?
-    private var vp8: VP8Decoder?
-    private var opus: OpusDecoder?
-    private var sinkStats = SinkStats()
-    private var sinkErrors: [String] = []
-
-    /// What the sinks counted (sinkThread).
-    struct SinkStats: Sendable {
-        var framesDecoded = 0, keyFramesDecoded = 0, framesWritten = 0
-        var width: Int?, height: Int?
-        var samples = 0, concealed = 0
-        var markers = FrameNumberRuns()
+    /// What a call under the lock leaves to do once it is released, in this order (the
+    /// order the effects had when they were done under the lock).
+    private struct Effects: Sendable {
+        /// The mid to report to ``onFirstFrame``.
+        var firstFrame: String?
+        /// Items for the sink thread, in the order taken.
+        var sinkItems: [SinkItem] = []
+        /// Counted in ``sinkHandOvers`` until ``act(_:)`` has queued ``sinkItems``.
+        var handedOver = false
+        /// RTCP feedback to send now.
+        var feedback: [RTCPPacket] = []
     }
 
     /// A receiver of `kind`. Sinks are opened on the first packet and run on `sinkThread`
     /// (by default a new `peer.sink.<kind>` thread); ``close()`` ends that thread.
-    init(kind: MediaKind, options: ReceiveOptions, localSSRC: UInt32, sinkThread: MediaThread? = nil) {
+    /// `onFirstFrame` is called once, when the first frame or packet arrives.
+    init(kind: MediaKind, options: ReceiveOptions, localSSRC: UInt32, sinkThread: MediaThread? = nil,
+         onFirstFrame: (@Sendable (String) -> Void)? = nil) {
         self.kind = kind
         self.options = options
         self.localSSRC = localSSRC
-        self.sinkThread = sinkThread ?? MediaThread(name: "peer.sink.\(kind)")
-        stats = InboundRTPStats(id: "IT-\(kind)-\(localSSRC)", timestamp: 0, ssrc: 0, kind: "\(kind)")
+        self.onFirstFrame = onFirstFrame
+        let sinkThread = sinkThread ?? MediaThread(name: "peer.sink.\(kind)")
+        self.sinkThread = sinkThread
+        var stats = InboundRTPStats(id: "IT-\(kind)-\(localSSRC)", timestamp: 0, ssrc: 0, kind: "\(kind)")
         if kind == .video {
             stats.pliCount = 0
             stats.firCount = 0
             stats.framesReceived = 0
             stats.framesDropped = 0
         }
+        network = Mutex(NetworkState(stats: stats))
+        sinks = ThreadBound(ReceiveSinks(options: options, thread: sinkThread), thread: sinkThread)
     }
 
     deinit { sinkThread.stop() }
 
     /// Applies the negotiated mid, payload types and the remote SSRC from the SDP (if announced).
     func configure(mid: String, payloadTypes: [Int], remoteSSRC: UInt32?) {
-        lock.withLock {
-            self.mid = mid
-            self.payloadTypes = Set(payloadTypes.map { UInt8(clamping: $0) })
-            if let remoteSSRC { self.remoteSSRC = remoteSSRC }
-            stats.mid = mid
-            stats.codecId = payloadTypes.first.map { "CO-\($0)" }
+        network.withLock { n in
+            n.mid = mid
+            n.payloadTypes = Set(payloadTypes.map { UInt8(clamping: $0) })
+            if let remoteSSRC { n.remoteSSRC = remoteSSRC }
+            n.stats.mid = mid
+            n.stats.codecId = payloadTypes.first.map { "CO-\($0)" }
         }
     }
 
+    /// The negotiated mid, once configured.
+    var mid: String? { network.withLock { $0.mid } }
     /// True when this receiver takes packets of `payloadType`.
-    func accepts(payloadType: UInt8) -> Bool { lock.withLock { payloadTypes.contains(payloadType) } }
+    func accepts(payloadType: UInt8) -> Bool { network.withLock { $0.payloadTypes.contains(payloadType) } }
     /// The remote SSRC, once known.
-    var ssrc: UInt32? { lock.withLock { remoteSSRC } }
+    var ssrc: UInt32? { network.withLock { $0.remoteSSRC } }
     /// When the first complete frame (video) or packet (audio) arrived (monotonic ms).
-    var firstFrameMs: Int64? { lock.withLock { firstFrameAtMs } }
+    var firstFrameMs: Int64? { network.withLock { $0.firstFrameAtMs } }
 
     /// Handles one RTP packet (loop thread); returns RTCP feedback to send now (PLI).
     func handle(_ packet: RTPPacket, payloadBytes: Int, headerBytes: Int) -> [RTCPPacket] {
         let now = monotonicMs()
-        return lock.withLock { () -> [RTCPPacket] in
-            guard !ended else { return [] }
-            if remoteSSRC == nil { remoteSSRC = packet.ssrc }
-            guard packet.ssrc == remoteSSRC else { return [] }
-            stats.ssrc = packet.ssrc
-            stats.packetsReceived += 1
-            stats.bytesReceived += payloadBytes
-            stats.headerBytesReceived += headerBytes
-            stats.lastPacketReceivedTimestamp = unixTimeMs()
+        let effects = network.withLock { n -> Effects in
+            var e = Effects()
+            guard !n.ended else { return e }
+            if n.remoteSSRC == nil { n.remoteSSRC = packet.ssrc }
+            guard packet.ssrc == n.remoteSSRC else { return e }
+            n.stats.ssrc = packet.ssrc
+            n.stats.packetsReceived += 1
+            n.stats.bytesReceived += payloadBytes
+            n.stats.headerBytesReceived += headerBytes
+            n.stats.lastPacketReceivedTimestamp = unixTimeMs()
             let clock: Int64 = kind == .video ? 90 : 48
-            statistics.record(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
-                              arrival: UInt32(truncatingIfNeeded: now &* clock))
-            var feedback: [RTCPPacket] = []
+            n.statistics.record(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
+                                arrival: UInt32(truncatingIfNeeded: now &* clock))
             if kind == .video {
-                if stats.packetsReceived == 1, !Self.startsKeyframe(packet) {
+                if n.stats.packetsReceived == 1, !Self.startsKeyframe(packet) {
                     // The stream's first packet is not the start of a key frame: what came before
                     // it cannot be NACKed (its sequence numbers are unknown), so ask for a key
                     // frame now instead of after the reassembly wait.
-                    feedback += pli(now: now)
+                    e.feedback += pli(&n, now: now)
                 }
-                nacks.received(packet.sequenceNumber, nowMs: now)
-                for event in assembler.push(packet) { feedback += videoEvent(event, now: now) }
+                n.nacks.received(packet.sequenceNumber, nowMs: now)
+                for event in n.assembler.push(packet) {
+                    let feedback = videoEvent(event, now: now, &n, &e)
+                    e.feedback += feedback
+                }
             } else {
-                for event in opusDepayloader.push(packet) { audioEvent(event, now: now) }
+                for event in n.opusDepayloader.push(packet) { audioEvent(event, now: now, &n, &e) }
             }
-            return feedback
+            handOver(&e)
+            return e
         }
+        return act(effects)
     }
 
     /// Periodic work (loop thread, every ~20 ms): the NACKs that are due.
     func tick(nowMs: Int64) -> [RTCPPacket] {
-        lock.withLock {
-            guard kind == .video, !ended, let remoteSSRC else { return [] }
-            let due = nacks.due(nowMs: nowMs)
+        network.withLock { n in
+            guard kind == .video, !n.ended, let remoteSSRC = n.remoteSSRC else { return [] }
+            let due = n.nacks.due(nowMs: nowMs)
             guard !due.isEmpty else { return [] }
-            stats.nackCount += 1
+            n.stats.nackCount += 1
             return [.nack(TransportLayerNack(senderSSRC: localSSRC, mediaSSRC: remoteSSRC, lost: due))]
         }
     }
 
     /// A sender report of the remote stream arrived (loop thread): kept for LSR/DLSR.
     func senderReport(_ report: SenderReport) {
-        lock.withLock {
-            guard report.ssrc == remoteSSRC else { return }
-            lastSenderReport = (RoundTripTime.middle32(ofNTP: report.ntpTimestamp), monotonicMs())
+        network.withLock { n in
+            guard report.ssrc == n.remoteSSRC else { return }
+            n.lastSenderReport = (RoundTripTime.middle32(ofNTP: report.ntpTimestamp), monotonicMs())
         }
     }
 
     /// Our report block about the remote stream (RFC 3550 §6.4.1), nil before a packet.
     func receptionReport() -> ReceptionReport? {
-        lock.withLock {
-            guard let remoteSSRC, stats.packetsReceived > 0 else { return nil }
+        network.withLock { n in
+            guard let remoteSSRC = n.remoteSSRC, n.stats.packetsReceived > 0 else { return nil }
             var lsr: UInt32 = 0, dlsr: UInt32 = 0
-            if let sr = lastSenderReport {
+            if let sr = n.lastSenderReport {
                 lsr = sr.middle
                 dlsr = UInt32(truncatingIfNeeded: (monotonicMs() - sr.arrivalMs) * 65_536 / 1_000)
             }
-            return statistics.makeReport(ssrc: remoteSSRC, lastSenderReport: lsr, delay: dlsr)
+            return n.statistics.makeReport(ssrc: remoteSSRC, lastSenderReport: lsr, delay: dlsr)
         }
     }
 
     /// Sends a PLI now if none went out in the last 100 ms (loop thread or any).
     func requestKeyframe() -> [RTCPPacket] {
-        lock.withLock { pli(now: monotonicMs()) }
+        network.withLock { pli(&$0, now: monotonicMs()) }
     }
 
     /// The remote sender said BYE: flush what is complete.
     func goodbye() {
-        lock.withLock {
-            guard !ended else { return }
-            drain()
+        let effects = network.withLock { n -> Effects in
+            var e = Effects()
+            guard !n.ended else { return e }
+            drain(&n, &e)
+            handOver(&e)
+            return e
         }
+        _ = act(effects)
     }
 
     /// Ends reception: flushes the assembler, closes the files (waits for the sink thread)
     /// and ends the sink thread.
     func close() {
-        lock.withLock {
-            if !ended { drain() }
-            ended = true
+        let effects = network.withLock { n -> Effects in
+            var e = Effects()
+            if !n.ended { drain(&n, &e) }
+            n.ended = true
+            return e
         }
-        sinkThread.sync {
-            try? ivf?.close()
-            try? ogg?.close()
-            try? wav?.close()
-        }
+        // A handle(_:) or goodbye() (loop thread) that took items just before `ended` may be
+        // between the lock and queueing them (a few µs): let it finish, so the sinks get its
+        // items before the flush's, and all of them before the files close.
+        while sinkHandOvers.load(ordering: .acquiring) > 0 { sched_yield() }
+        _ = act(effects)
+        sinkThread.sync { sinks.value.close() }
         sinkThread.stop()
     }
 
     /// A snapshot of the `inbound-rtp` statistics (waits for the sink thread).
     func snapshot() -> InboundRTPStats {
-        var s = lock.withLock { () -> InboundRTPStats in
-            var s = stats
-            s.packetsLost = Int(statistics.cumulativeLost)
-            s.jitter = Double(statistics.jitter) / (kind == .video ? 90_000 : 48_000)
-            s.packetsDiscarded = assembler.counters.duplicatePackets + assembler.counters.latePackets
-                + opusDepayloader.counters.duplicatePackets + opusDepayloader.counters.latePackets
-                + (kind == .audio ? sinkOverflowDrops : 0)
-            s.sinkOverflowDrops = sinkOverflowDrops
+        var s = network.withLock { n -> InboundRTPStats in
+            var s = n.stats
+            s.packetsLost = Int(n.statistics.cumulativeLost)
+            s.jitter = Double(n.statistics.jitter) / (kind == .video ? 90_000 : 48_000)
+            s.packetsDiscarded = n.assembler.counters.duplicatePackets + n.assembler.counters.latePackets
+                + n.opusDepayloader.counters.duplicatePackets + n.opusDepayloader.counters.latePackets
+                + (kind == .audio ? n.sinkOverflowDrops : 0)
+            s.sinkOverflowDrops = n.sinkOverflowDrops
             return s
         }
-        let sink = sinkThread.sync { sinkStats }
+        let sink = sinkThread.sync { sinks.value.stats }
         s.timestamp = unixTimeMs()
         s.framesWritten = sink.framesWritten
         if kind == .video {
@@ -267,99 +295,122 @@ final class RtpReceiver: @unchecked Sendable {
 
     /// The frame numbers read from decoded frames' markers, in arrival order (video,
     /// decoding on); the test pattern's way of saying which frames arrived.
-    func markers() -> [Int] { sinkThread.sync { sinkStats.markers }.numbers }
+    func markers() -> [Int] { sinkThread.sync { sinks.value.stats.markers }.numbers }
 
     /// Problems the sinks met (a file that could not be written), oldest first.
-    func errors() -> [String] { sinkThread.sync { sinkErrors } }
+    func errors() -> [String] { sinkThread.sync { sinks.value.errors } }
+
+    // MARK: After the lock
+
+    /// Does what a call under the lock left to do, in order: reports the first frame,
+    /// queues the items taken for the sinks (each counted out of ``sinkBacklog`` once it
+    /// has run); returns the feedback to send.
+    private func act(_ effects: Effects) -> [RTCPPacket] {
+        if let mid = effects.firstFrame { onFirstFrame?(mid) }
+        for item in effects.sinkItems {
+            sinkThread.async { [self] in
+                sinks.value.take(item)
+                sinkBacklog.subtract(1, ordering: .relaxed)
+            }
+        }
+        if effects.handedOver { sinkHandOvers.subtract(1, ordering: .releasing) }
+        return effects.feedback
+    }
 
     // MARK: Under lock
 
-    private func pli(now: Int64) -> [RTCPPacket] {
-        guard let remoteSSRC, now - lastPLIms >= 100 else { return [] }
-        lastPLIms = now
-        stats.pliCount = (stats.pliCount ?? 0) + 1
+    /// Counts a loop-thread call that took items for the sinks in ``sinkHandOvers`` until
+    /// ``act(_:)`` has queued them (``close()`` waits for it).
+    private func handOver(_ e: inout Effects) {
+        guard !e.sinkItems.isEmpty else { return }
+        sinkHandOvers.add(1, ordering: .relaxed)
+        e.handedOver = true
+    }
+
+    private func pli(_ n: inout NetworkState, now: Int64) -> [RTCPPacket] {
+        guard let remoteSSRC = n.remoteSSRC, now - n.lastPLIms >= 100 else { return [] }
+        n.lastPLIms = now
+        n.stats.pliCount = (n.stats.pliCount ?? 0) + 1
         return [.pictureLossIndication(PictureLossIndication(senderSSRC: localSSRC, mediaSSRC: remoteSSRC))]
     }
 
-    private func videoEvent(_ event: VP8FrameAssembler.Event, now: Int64) -> [RTCPPacket] {
+    private func videoEvent(_ event: VP8FrameAssembler.Event, now: Int64, _ n: inout NetworkState,
+                            _ e: inout Effects) -> [RTCPPacket] {
         switch event {
         case let .delivered(frame):
-            stats.framesReceived = (stats.framesReceived ?? 0) + 1
+            n.stats.framesReceived = (n.stats.framesReceived ?? 0) + 1
             let backlog = sinkBacklog.load(ordering: .relaxed)
             if frame.isKeyframe {
-                if let w = frame.width, let h = frame.height { stats.frameWidth = w; stats.frameHeight = h }
+                if let w = frame.width, let h = frame.height { n.stats.frameWidth = w; n.stats.frameHeight = h }
                 if backlog < Self.maximumSinkBacklog(kind) {
-                    awaitingKeyframe = false
-                    sinkOverflowing = false
+                    n.awaitingKeyframe = false
+                    n.sinkOverflowing = false
                 }
             }
-            guard !awaitingKeyframe else {
+            guard !n.awaitingKeyframe else {
                 // An inter frame after a loss (or before the first key frame) would decode
                 // to garbage: skip it and ask again (PLI is rate-limited to one per 100 ms).
-                stats.framesDropped = (stats.framesDropped ?? 0) + 1
-                if sinkOverflowing { sinkOverflowDrops += 1 }
-                return keyframeRequest(now: now)
+                n.stats.framesDropped = (n.stats.framesDropped ?? 0) + 1
+                if n.sinkOverflowing { n.sinkOverflowDrops += 1 }
+                return keyframeRequest(&n, now: now)
             }
             guard backlog < Self.maximumSinkBacklog(kind) else {
-                stats.framesDropped = (stats.framesDropped ?? 0) + 1
-                sinkOverflowDrops += 1
-                sinkOverflowing = true
-                awaitingKeyframe = true
+                n.stats.framesDropped = (n.stats.framesDropped ?? 0) + 1
+                n.sinkOverflowDrops += 1
+                n.sinkOverflowing = true
+                n.awaitingKeyframe = true
                 return []
             }
-            let ts = arrived(timestamp: frame.timestamp, now: now)
-            let encoded = EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
-                                            width: frame.width, height: frame.height)
-            toSink { [self] in sinkVideo(encoded) }
+            let ts = arrived(timestamp: frame.timestamp, now: now, &n, &e)
+            toSink(.video(EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
+                                            width: frame.width, height: frame.height)), &e)
             return []
         case let .missing(loss):
-            stats.framesDropped = (stats.framesDropped ?? 0) + max(1, loss.frames.count)
-            awaitingKeyframe = true
-            return keyframeRequest(now: now)
+            n.stats.framesDropped = (n.stats.framesDropped ?? 0) + max(1, loss.frames.count)
+            n.awaitingKeyframe = true
+            return keyframeRequest(&n, now: now)
         }
     }
 
-    private func audioEvent(_ event: OpusDepayloader.Event, now: Int64) {
+    private func audioEvent(_ event: OpusDepayloader.Event, now: Int64, _ n: inout NetworkState, _ e: inout Effects) {
         switch event {
         case let .delivered(packet):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
-                sinkOverflowDrops += 1
-                droppedAudioSamples += packet.sampleCount ?? 960
+                n.sinkOverflowDrops += 1
+                n.droppedAudioSamples += packet.sampleCount ?? 960
                 return
             }
-            let ts = arrived(timestamp: packet.timestamp, now: now)
+            let ts = arrived(timestamp: packet.timestamp, now: now, &n, &e)
             let frame = EncodedAudioFrame(data: packet.data, sampleCount: packet.sampleCount ?? 960, timestamp: ts)
             // The time of packets dropped for a full sink goes to the decoder as a gap, so
             // decoded audio (WAV, totalSamplesReceived) keeps the call's length.
-            let gap = droppedAudioSamples
-            droppedAudioSamples = 0
-            toSink { [self] in sinkAudio(frame, gapBefore: gap > 0 ? gap : nil) }
+            let gap = n.droppedAudioSamples
+            n.droppedAudioSamples = 0
+            toSink(.audio(frame, gapBefore: gap > 0 ? gap : nil), &e)
         case let .missing(gap):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
-                droppedAudioSamples += Int(gap.duration)
+                n.droppedAudioSamples += Int(gap.duration)
                 return
             }
-            let samples = Int(gap.duration) + droppedAudioSamples
-            droppedAudioSamples = 0
-            toSink { [self] in sinkAudio(nil, gapBefore: samples) }
+            let samples = Int(gap.duration) + n.droppedAudioSamples
+            n.droppedAudioSamples = 0
+            toSink(.audio(nil, gapBefore: samples), &e)
         }
     }
 
-    /// Queues `work` to the sink thread, counted in ``sinkBacklog`` until it has run.
-    private func toSink(_ work: @escaping @Sendable () -> Void) {
+    /// Takes `item` for the sinks, counted in ``sinkBacklog`` until it has run; it is
+    /// queued once the lock is released (``act(_:)``).
+    private func toSink(_ item: SinkItem, _ e: inout Effects) {
         sinkBacklog.add(1, ordering: .relaxed)
-        sinkThread.async { [self] in
-            work()
-            sinkBacklog.subtract(1, ordering: .relaxed)
-        }
+        e.sinkItems.append(item)
     }
 
     /// A PLI after a loss or while waiting for a key frame, held back while the sink is
-    /// still more than half its ``maximumSinkBacklog`` behind — also after a network loss:
-    /// a key frame could not be taken before the backlog is down anyway (under lock).
-    private func keyframeRequest(now: Int64) -> [RTCPPacket] {
+    /// still more than half its ``maximumSinkBacklog(_:)`` behind — also after a network
+    /// loss: a key frame could not be taken before the backlog is down anyway.
+    private func keyframeRequest(_ n: inout NetworkState, now: Int64) -> [RTCPPacket] {
         guard sinkBacklog.load(ordering: .relaxed) <= Self.maximumSinkBacklog(kind) / 2 else { return [] }
-        return pli(now: now)
+        return pli(&n, now: now)
     }
 
     /// True when `packet` is the first packet of a VP8 key frame (S=1, PID 0, P bit 0; RFC 7741 §4).
@@ -368,88 +419,27 @@ final class RtpReceiver: @unchecked Sendable {
         return VP8FrameHeader.isKeyframe(Array(packet.payload.dropFirst(length)))
     }
 
-    /// A frame (video) or packet (audio) was delivered at `now`: the first one is reported;
-    /// returns its timestamp unwrapped and counted from the stream's first (under lock).
-    private func arrived(timestamp: UInt32, now: Int64) -> Int64 {
-        if firstFrameAtMs == nil {
-            firstFrameAtMs = now
-            onFirstFrame?(mid ?? "")
+    /// A frame (video) or packet (audio) was delivered at `now`: the first one is reported
+    /// (once the lock is released); returns its timestamp unwrapped and counted from the
+    /// stream's first.
+    private func arrived(timestamp: UInt32, now: Int64, _ n: inout NetworkState, _ e: inout Effects) -> Int64 {
+        if n.firstFrameAtMs == nil {
+            n.firstFrameAtMs = now
+            e.firstFrame = n.mid ?? ""
         }
-        let ts = timestamps.unwrap(timestamp)
-        let first = firstTimestamp ?? ts
-        firstTimestamp = first
+        let ts = n.timestamps.unwrap(timestamp)
+        let first = n.firstTimestamp ?? ts
+        n.firstTimestamp = first
         return ts - first
     }
 
-    /// Flushes the assembler / depayloader into the sinks (under lock).
-    private func drain() {
+    /// Flushes the assembler / depayloader into the sinks (their feedback is not sent).
+    private func drain(_ n: inout NetworkState, _ e: inout Effects) {
         let now = monotonicMs()
         if kind == .video {
-            for event in assembler.flush() { _ = videoEvent(event, now: now) }
+            for event in n.assembler.flush() { _ = videoEvent(event, now: now, &n, &e) }
         } else {
-            for event in opusDepayloader.flush() { audioEvent(event, now: now) }
-        }
-    }
-
-    // MARK: Sink thread
-
-    private func sinkVideo(_ frame: EncodedVideoFrame) {
-        if ivf == nil, let path = options.ivfPath {
-            do { ivf = try IVFWriter(path: path, thread: sinkThread) } catch { sinkErrors.append("\(error)") }
-        }
-        if let ivf {
-            do {
-                try ivf.write(frame)
-                sinkStats.framesWritten = ivf.framesWritten
-            } catch { sinkErrors.append("\(error)") }
-        }
-        guard options.decode else { return }
-        if vp8 == nil { vp8 = try? VP8Decoder() }
-        guard let vp8, let decoded = try? vp8.decode(frame.data, timestamp: frame.timestamp) else { return }
-        for d in decoded {
-            if let marker = FrameMarker.read(from: d.frame) { sinkStats.markers.append(marker.frameNumber) }
-            sinkStats.width = d.frame.width
-            sinkStats.height = d.frame.height
-        }
-        sinkStats.framesDecoded = vp8.framesDecoded
-        sinkStats.keyFramesDecoded = vp8.keyFramesDecoded
-    }
-
-    private func sinkAudio(_ frame: EncodedAudioFrame?, gapBefore: Int?) {
-        let channels = 2  // Opus in WebRTC is negotiated as opus/48000/2; decoders output stereo
-        if let frame {
-            if ogg == nil, let path = options.oggPath {
-                let channelCount = frame.data.first.map { ($0 & 0x04) != 0 ? 2 : 1 } ?? 1
-                do { ogg = try OggOpusWriter(path: path, channels: channelCount) } catch { sinkErrors.append("\(error)") }
-            }
-            if let ogg {
-                do {
-                    try ogg.write(frame)
-                    sinkStats.framesWritten = ogg.packetsWritten
-                } catch { sinkErrors.append("\(error)") }
-            }
-        }
-        guard options.decode || options.wavPath != nil else { return }
-        if opus == nil { opus = try? OpusDecoder(channels: channels) }
-        if wav == nil, let path = options.wavPath {
-            do { wav = try WAVWriter(path: path, channels: channels) } catch { sinkErrors.append("\(error)") }
-        }
-        guard let opus else { return }
-        var blocks: [AudioFrame] = []
-        if let gap = gapBefore, gap > 0, gap <= 48_000 {
-            // libopus conceals at most 120 ms (5,760 samples, a multiple of 2.5 ms) per call:
-            // a longer gap (up to 1 s) is concealed in pieces.
-            var left = gap - gap % 120
-            while left > 0, let pcm = try? opus.concealLoss(sampleCount: min(left, 5_760)), pcm.samplesPerChannel > 0 {
-                blocks.append(pcm)
-                sinkStats.concealed += pcm.samplesPerChannel
-                left -= pcm.samplesPerChannel
-            }
-        }
-        if let frame, let pcm = try? opus.decode(frame.data, timestamp: frame.timestamp) { blocks.append(pcm) }
-        for block in blocks {
-            sinkStats.samples += block.samplesPerChannel
-            if let wav { try? wav.write(block) }
+            for event in n.opusDepayloader.flush() { audioEvent(event, now: now, &n, &e) }
         }
     }
 }

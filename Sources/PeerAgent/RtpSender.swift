@@ -35,47 +35,26 @@ public struct SendEncoding: Sendable, Equatable {
 /// frame and NACK with retransmissions; writes its part of the RTCP sender report.
 ///
 /// Threading: everything runs on the sender's own ``MediaThread`` (started with the
-/// sender, ended by ``stop()``); the public entry points hop onto it.
-// @unchecked: its encoder, packetizer and counters are confined to `thread`; what other threads read or leave is in Mutexes.
-final class RtpSender: @unchecked Sendable {
+/// sender, ended by ``stop()``); the public entry points hop onto it. Its encoder,
+/// packetizer and counters are a ``SenderState`` bound to that thread (``ThreadBound``);
+/// what other threads read or leave is in Mutexes.
+final class RtpSender: Sendable {
     let kind: MediaKind
     let ssrc: UInt32
     let cname: String
     let encoding: SendEncoding
     let thread: MediaThread
-
-    // Written (configure, start, stop) and read only on `thread`.
-    private var payloadType: UInt8 = 0
-    private var midExtension: RTPHeaderExtension?
-    private var transport: DtlsSrtpTransport?
-
-    // Media thread state.
-    private let videoSource: VideoSource?
-    private let audioSource: AudioSource?
-    private var videoPacer: MediaPacer<VideoSourceFrame>?
-    private var audioPacer: MediaPacer<AudioFrame>?
-    private var vp8: VP8Encoder?
-    private var opus: OpusEncoder?
-    private var vp8Packetizer: VP8Packetizer?
-    private var opusPacketizer: OpusPacketizer?
-    private var history = RetransmissionHistory()
+    /// The media-thread state (``thread``).
+    private let state: ThreadBound<SenderState>
     private let timestampOffset = UInt32.random(in: 0...UInt32.max)
     /// Random (RFC 3550 §5.1) but below 2^15, as libwebrtc picks it: some receivers
     /// need room before the first wrap of the 16-bit sequence number.
     let firstSequenceNumber = UInt16.random(in: 0..<0x8000)
-    private var keyframeRequested = false
-    private var lastRTPTimestamp: UInt32 = 0
-    private var lastSentAtNanos: UInt64 = 0
     /// What a sender report needs (counts, last RTP timestamp and when it was sent),
     /// published by the media thread after each send, so the RTCP timer on the event-loop
     /// thread reads it without waiting behind an encode on the thread.
     private struct ReportBasis { var packets = 0, octets = 0, rtpTimestamp: UInt32 = 0, sentAtNanos: UInt64 = 0 }
     private let reportBasis = Mutex(ReportBasis())
-    private var stats: OutboundRTPStats
-    private var started = false
-    /// Called (on the thread) when a frame was sent: whether it was a key frame
-    /// (``observeFramesSent(_:)``).
-    private var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
 
     /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
     /// negotiated to send but nothing to send, e.g. `--video none`).
@@ -85,10 +64,9 @@ final class RtpSender: @unchecked Sendable {
         self.ssrc = ssrc
         self.cname = cname
         self.encoding = encoding
-        self.videoSource = video
-        self.audioSource = audio
-        thread = MediaThread(name: "peer.send.\(kind)")
-        stats = OutboundRTPStats(id: "OT-\(kind)-\(ssrc)", timestamp: 0, ssrc: ssrc, kind: "\(kind)")
+        let thread = MediaThread(name: "peer.send.\(kind)")
+        self.thread = thread
+        var stats = OutboundRTPStats(id: "OT-\(kind)-\(ssrc)", timestamp: 0, ssrc: ssrc, kind: "\(kind)")
         if kind == .video {
             stats.framesEncoded = 0
             stats.keyFramesEncoded = 0
@@ -98,6 +76,7 @@ final class RtpSender: @unchecked Sendable {
         } else {
             stats.targetBitrate = Double(encoding.audioBitrate)
         }
+        state = ThreadBound(SenderState(videoSource: video, audioSource: audio, stats: stats), thread: thread)
     }
 
     // A running pacer keeps itself (and so the thread) alive through its next timed item:
@@ -109,13 +88,14 @@ final class RtpSender: @unchecked Sendable {
     /// before anything queued after it (``start(transport:failed:)``, ``snapshot()``).
     func configure(payloadType: Int, mid: String, midExtensionID: Int?) {
         thread.async { [self] in
-            self.payloadType = UInt8(clamping: payloadType)
-            stats.mid = mid
-            stats.codecId = "CO-\(payloadType)"
+            let s = state.value
+            s.payloadType = UInt8(clamping: payloadType)
+            s.stats.mid = mid
+            s.stats.codecId = "CO-\(payloadType)"
             if let id = midExtensionID, (1...14).contains(id) {
-                midExtension = .oneByte([RTPExtensionElement(id: UInt8(id), data: Array(mid.utf8))])
+                s.midExtension = .oneByte([RTPExtensionElement(id: UInt8(id), data: Array(mid.utf8))])
             } else {
-                midExtension = nil
+                s.midExtension = nil
             }
         }
     }
@@ -127,41 +107,41 @@ final class RtpSender: @unchecked Sendable {
     /// the codec's error.
     func start(transport: DtlsSrtpTransport, failed: @escaping @Sendable (Error) -> Void) {
         thread.async { [self] in
-            do { try startOnThread(transport: transport) } catch { failed(error) }
+            do { try startOnThread(state.value, transport: transport) } catch { failed(error) }
         }
     }
 
     /// ``start(transport:failed:)`` on the thread. Throws the codec's error.
-    private func startOnThread(transport: DtlsSrtpTransport) throws {
-        guard !started else { return }
-        started = true
-        self.transport = transport
-        if let source = videoSource {
-            vp8Packetizer = try VP8Packetizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber,
-                                              pictureID: UInt16.random(in: 0...0x7FFF),
-                                              maximumPayloadSize: encoding.maximumPayloadSize)
+    private func startOnThread(_ s: SenderState, transport: DtlsSrtpTransport) throws {
+        guard !s.started else { return }
+        s.started = true
+        s.transport = transport
+        if let source = s.videoSource {
+            s.vp8Packetizer = try VP8Packetizer(ssrc: ssrc, payloadType: s.payloadType, sequenceNumber: firstSequenceNumber,
+                                                pictureID: UInt16.random(in: 0...0x7FFF),
+                                                maximumPayloadSize: encoding.maximumPayloadSize)
             let (w, h) = source.dimensions
             var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
                                                  bitrateKbps: encoding.videoBitrateKbps)
             config.cpuUsed = encoding.videoCpuUsed
             config.keyframeInterval = encoding.keyframeInterval
-            vp8 = try VP8Encoder(configuration: config)
-            stats.frameWidth = w
-            stats.frameHeight = h
+            s.vp8 = try VP8Encoder(configuration: config)
+            s.stats.frameWidth = w
+            s.stats.frameHeight = h
             let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] frame in
                 self?.sendVideo(frame)
             }, finished: { _ in })
-            videoPacer = pacer
+            s.videoPacer = pacer
             pacer.start()
         }
-        if let source = audioSource {
-            opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: payloadType, sequenceNumber: firstSequenceNumber)
-            opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
+        if let source = s.audioSource {
+            s.opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: s.payloadType, sequenceNumber: firstSequenceNumber)
+            s.opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
                 channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
                 inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
             let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, thread: thread,
                                    deliver: { [weak self] block in self?.sendAudio(block) }, finished: { _ in })
-            audioPacer = pacer
+            s.audioPacer = pacer
             pacer.start()
         }
     }
@@ -169,11 +149,12 @@ final class RtpSender: @unchecked Sendable {
     /// Stops the source and ends the thread; nothing is sent after this returns.
     func stop() {
         thread.sync {
-            videoPacer?.stop()
-            audioPacer?.stop()
-            videoPacer = nil
-            audioPacer = nil
-            transport = nil
+            let s = state.value
+            s.videoPacer?.stop()
+            s.audioPacer?.stop()
+            s.videoPacer = nil
+            s.audioPacer = nil
+            s.transport = nil
         }
         thread.stop()
     }
@@ -237,7 +218,7 @@ final class RtpSender: @unchecked Sendable {
     /// whether it was a key frame (tests time the key frame a PLI or FIR asks for). In place
     /// when this returns.
     func observeFramesSent(_ observer: @escaping @Sendable (_ keyframe: Bool) -> Void) {
-        thread.sync { onFrameSent = observer }
+        thread.sync { state.value.onFrameSent = observer }
     }
 
     /// Test hook: keeps the sender's thread busy until `release` is signalled, as a long
@@ -263,22 +244,23 @@ final class RtpSender: @unchecked Sendable {
             defer { f = PendingFeedback(lastFIRSequence: f.lastFIRSequence) }
             return f
         }
-        stats.pliCount += f.plis
-        stats.firCount += f.firs
-        stats.nackCount += f.nacks
-        if f.keyframe { keyframeRequested = true }
-        guard let transport, !f.lost.isEmpty else { return }
-        for packet in history.packets(for: f.lost, nowMs: monotonicMs()) {
+        let s = state.value
+        s.stats.pliCount += f.plis
+        s.stats.firCount += f.firs
+        s.stats.nackCount += f.nacks
+        if f.keyframe { s.keyframeRequested = true }
+        guard let transport = s.transport, !f.lost.isEmpty else { return }
+        for packet in s.history.packets(for: f.lost, nowMs: monotonicMs()) {
             let bytes = packet.serialized()
             if transport.sendRTP(bytes) {
-                stats.packetsSent += 1
-                stats.bytesSent += packet.payload.count
-                stats.headerBytesSent += bytes.count - packet.payload.count
-                stats.retransmittedPacketsSent += 1
-                stats.retransmittedBytesSent += packet.payload.count
+                s.stats.packetsSent += 1
+                s.stats.bytesSent += packet.payload.count
+                s.stats.headerBytesSent += bytes.count - packet.payload.count
+                s.stats.retransmittedPacketsSent += 1
+                s.stats.retransmittedBytesSent += packet.payload.count
             }
         }
-        publishReportBasis()
+        publishReportBasis(s)
     }
 
     /// Our sender report (RFC 3550 §6.4.1) for now, or nil before the first packet.
@@ -296,18 +278,18 @@ final class RtpSender: @unchecked Sendable {
     }
 
     /// Publishes the counts and timing a sender report needs (media thread).
-    private func publishReportBasis() {
-        let basis = ReportBasis(packets: stats.packetsSent, octets: stats.bytesSent, rtpTimestamp: lastRTPTimestamp,
-                                sentAtNanos: lastSentAtNanos)
+    private func publishReportBasis(_ s: SenderState) {
+        let basis = ReportBasis(packets: s.stats.packetsSent, octets: s.stats.bytesSent, rtpTimestamp: s.lastRTPTimestamp,
+                                sentAtNanos: s.lastSentAtNanos)
         reportBasis.withLock { $0 = basis }
     }
 
     /// A snapshot of the `outbound-rtp` statistics.
     func snapshot() -> OutboundRTPStats {
         thread.sync {
-            var s = stats
-            s.timestamp = unixTimeMs()
-            return s
+            var stats = state.value.stats
+            stats.timestamp = unixTimeMs()
+            return stats
         }
     }
 
@@ -315,55 +297,92 @@ final class RtpSender: @unchecked Sendable {
     // MARK: Media thread
 
     private func sendVideo(_ frame: VideoSourceFrame) {
+        let s = state.value
         var encoded: [EncodedVideoFrame] = []
         switch frame {
         case let .raw(image):
-            guard let vp8 else { return }
+            guard let vp8 = s.vp8 else { return }
             let t0 = DispatchTime.now().uptimeNanoseconds
-            let force = keyframeRequested
-            keyframeRequested = false
+            let force = s.keyframeRequested
+            s.keyframeRequested = false
             guard let out = try? vp8.encode(image, forceKeyframe: force) else { return }
             encoded = out
-            stats.totalEncodeTime = (stats.totalEncodeTime ?? 0) + Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+            s.stats.totalEncodeTime = (s.stats.totalEncodeTime ?? 0) + Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
         case let .encoded(vp8Frame):
-            keyframeRequested = false  // a file passed through cannot make key frames on request
+            s.keyframeRequested = false  // a file passed through cannot make key frames on request
             encoded = [vp8Frame]
         }
         for e in encoded {
-            stats.framesEncoded = (stats.framesEncoded ?? 0) + 1
+            s.stats.framesEncoded = (s.stats.framesEncoded ?? 0) + 1
             if e.isKeyframe {
-                stats.keyFramesEncoded = (stats.keyFramesEncoded ?? 0) + 1
-                if let w = e.width, let h = e.height { stats.frameWidth = w; stats.frameHeight = h }
+                s.stats.keyFramesEncoded = (s.stats.keyFramesEncoded ?? 0) + 1
+                if let w = e.width, let h = e.height { s.stats.frameWidth = w; s.stats.frameHeight = h }
             }
             let timestamp = timestampOffset &+ UInt32(truncatingIfNeeded: e.timestamp)
-            guard let packets = try? vp8Packetizer?.packetize(e.data, timestamp: timestamp, headerExtension: midExtension) else { continue }
-            send(packets, timestamp: timestamp)
-            stats.framesSent = (stats.framesSent ?? 0) + 1
-            onFrameSent?(e.isKeyframe)
+            guard let packets = try? s.vp8Packetizer?.packetize(e.data, timestamp: timestamp, headerExtension: s.midExtension) else { continue }
+            send(s, packets, timestamp: timestamp)
+            s.stats.framesSent = (s.stats.framesSent ?? 0) + 1
+            s.onFrameSent?(e.isKeyframe)
         }
     }
 
     private func sendAudio(_ block: AudioFrame) {
-        guard let opus, let encoded = try? opus.encode(block) else { return }
+        let s = state.value
+        guard let opus = s.opus, let encoded = try? opus.encode(block) else { return }
         let timestamp = timestampOffset &+ UInt32(truncatingIfNeeded: encoded.timestamp)
-        guard let packet = try? opusPacketizer?.packetize(encoded.data, timestamp: timestamp, headerExtension: midExtension) else { return }
-        send([packet], timestamp: timestamp)
+        guard let packet = try? s.opusPacketizer?.packetize(encoded.data, timestamp: timestamp, headerExtension: s.midExtension) else { return }
+        send(s, [packet], timestamp: timestamp)
     }
 
-    private func send(_ packets: [RTPPacket], timestamp: UInt32) {
-        guard let transport else { return }
+    private func send(_ s: SenderState, _ packets: [RTPPacket], timestamp: UInt32) {
+        guard let transport = s.transport else { return }
         let now = monotonicMs()
         for packet in packets {
-            history.record(packet, nowMs: now)
+            s.history.record(packet, nowMs: now)
             let bytes = packet.serialized()
             if transport.sendRTP(bytes) {
-                stats.packetsSent += 1
-                stats.bytesSent += packet.payload.count
-                stats.headerBytesSent += bytes.count - packet.payload.count
+                s.stats.packetsSent += 1
+                s.stats.bytesSent += packet.payload.count
+                s.stats.headerBytesSent += bytes.count - packet.payload.count
             }
         }
-        lastRTPTimestamp = timestamp
-        lastSentAtNanos = DispatchTime.now().uptimeNanoseconds
-        publishReportBasis()
+        s.lastRTPTimestamp = timestamp
+        s.lastSentAtNanos = DispatchTime.now().uptimeNanoseconds
+        publishReportBasis(s)
+    }
+}
+
+/// What an ``RtpSender``'s thread encodes, packetizes, sends and counts with: confined to
+/// that thread (held in a ``ThreadBound``), so none of it needs to be `Sendable`. A class,
+/// not a struct: the sender's methods share one state across the callbacks the pacer and
+/// the test hooks make into it.
+private final class SenderState {
+    // Written by configure, start and stop.
+    var payloadType: UInt8 = 0
+    var midExtension: RTPHeaderExtension?
+    var transport: DtlsSrtpTransport?
+
+    let videoSource: VideoSource?
+    let audioSource: AudioSource?
+    var videoPacer: MediaPacer<VideoSourceFrame>?
+    var audioPacer: MediaPacer<AudioFrame>?
+    var vp8: VP8Encoder?
+    var opus: OpusEncoder?
+    var vp8Packetizer: VP8Packetizer?
+    var opusPacketizer: OpusPacketizer?
+    var history = RetransmissionHistory()
+    var keyframeRequested = false
+    var lastRTPTimestamp: UInt32 = 0
+    var lastSentAtNanos: UInt64 = 0
+    var stats: OutboundRTPStats
+    var started = false
+    /// Called (on the thread) when a frame was sent: whether it was a key frame
+    /// (``RtpSender/observeFramesSent(_:)``).
+    var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?
+
+    init(videoSource: VideoSource?, audioSource: AudioSource?, stats: OutboundRTPStats) {
+        self.videoSource = videoSource
+        self.audioSource = audioSource
+        self.stats = stats
     }
 }

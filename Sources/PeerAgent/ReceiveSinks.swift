@@ -1,0 +1,120 @@
+// ReceiveSinks: the sink side of an RtpReceiver — IVF, Ogg Opus and WAV writers and the decoders, on the receiver's sink thread.
+import Media
+
+/// One thing the network side hands to the sinks: a video frame, or an audio packet
+/// (nil: a gap only) with the samples lost before it (to conceal).
+enum SinkItem: Sendable {
+    /// A complete VP8 frame, timestamp counted from the stream's first.
+    case video(EncodedVideoFrame)
+    /// An Opus packet (nil: none, only the gap) and the samples (48 kHz, per channel)
+    /// missing before it, if any.
+    case audio(EncodedAudioFrame?, gapBefore: Int?)
+}
+
+/// What an ``RtpReceiver``'s sinks counted (sink thread).
+struct SinkStats: Sendable {
+    var framesDecoded = 0, keyFramesDecoded = 0, framesWritten = 0
+    var width: Int?, height: Int?
+    var samples = 0, concealed = 0
+    var markers = FrameNumberRuns()
+}
+
+/// The sinks of one receiving track: the files it records (opened on the first item),
+/// its decoders, and what they counted and met. Confined to the receiver's sink thread
+/// (held in a ``ThreadBound``), so none of it needs to be `Sendable`.
+final class ReceiveSinks {
+    /// What to record and whether to decode.
+    let options: ReceiveOptions
+    /// The sink thread (the IVF writer rewrites its header there).
+    let thread: MediaThread
+    private var ivf: IVFWriter?
+    private var ogg: OggOpusWriter?
+    private var wav: WAVWriter?
+    private var vp8: VP8Decoder?
+    private var opus: OpusDecoder?
+    /// What the sinks counted.
+    private(set) var stats = SinkStats()
+    /// Problems the sinks met (a file that could not be written), oldest first.
+    private(set) var errors: [String] = []
+
+    /// Sinks for `options` on `thread`; nothing is opened before the first item.
+    init(options: ReceiveOptions, thread: MediaThread) {
+        self.options = options
+        self.thread = thread
+    }
+
+    /// Records and decodes `item`.
+    func take(_ item: SinkItem) {
+        switch item {
+        case let .video(frame): video(frame)
+        case let .audio(frame, gapBefore): audio(frame, gapBefore: gapBefore)
+        }
+    }
+
+    /// Closes the files (errors ignored, as a call's end does).
+    func close() {
+        try? ivf?.close()
+        try? ogg?.close()
+        try? wav?.close()
+    }
+
+    private func video(_ frame: EncodedVideoFrame) {
+        if ivf == nil, let path = options.ivfPath {
+            do { ivf = try IVFWriter(path: path, thread: thread) } catch { errors.append("\(error)") }
+        }
+        if let ivf {
+            do {
+                try ivf.write(frame)
+                stats.framesWritten = ivf.framesWritten
+            } catch { errors.append("\(error)") }
+        }
+        guard options.decode else { return }
+        if vp8 == nil { vp8 = try? VP8Decoder() }
+        guard let vp8, let decoded = try? vp8.decode(frame.data, timestamp: frame.timestamp) else { return }
+        for d in decoded {
+            if let marker = FrameMarker.read(from: d.frame) { stats.markers.append(marker.frameNumber) }
+            stats.width = d.frame.width
+            stats.height = d.frame.height
+        }
+        stats.framesDecoded = vp8.framesDecoded
+        stats.keyFramesDecoded = vp8.keyFramesDecoded
+    }
+
+    private func audio(_ frame: EncodedAudioFrame?, gapBefore: Int?) {
+        let channels = 2  // Opus in WebRTC is negotiated as opus/48000/2; decoders output stereo
+        if let frame {
+            if ogg == nil, let path = options.oggPath {
+                let channelCount = frame.data.first.map { ($0 & 0x04) != 0 ? 2 : 1 } ?? 1
+                do { ogg = try OggOpusWriter(path: path, channels: channelCount) } catch { errors.append("\(error)") }
+            }
+            if let ogg {
+                do {
+                    try ogg.write(frame)
+                    stats.framesWritten = ogg.packetsWritten
+                } catch { errors.append("\(error)") }
+            }
+        }
+        guard options.decode || options.wavPath != nil else { return }
+        if opus == nil { opus = try? OpusDecoder(channels: channels) }
+        if wav == nil, let path = options.wavPath {
+            do { wav = try WAVWriter(path: path, channels: channels) } catch { errors.append("\(error)") }
+        }
+        guard let opus else { return }
+        var blocks: [AudioFrame] = []
+        if let gap = gapBefore, gap > 0, gap <= 48_000 {
+            // libopus conceals at most 120 ms (5,760 samples, a multiple of 2.5 ms) per call:
+            // a longer gap (up to 1 s) is concealed in pieces.
+            var left = gap - gap % 120
+            while left > 0, let pcm = try? opus.concealLoss(sampleCount: min(left, 5_760)), pcm.samplesPerChannel > 0 {
+                blocks.append(pcm)
+                stats.concealed += pcm.samplesPerChannel
+                left -= pcm.samplesPerChannel
+            }
+        }
+        if let frame, let pcm = try? opus.decode(frame.data, timestamp: frame.timestamp) { blocks.append(pcm) }
+        for block in blocks {
+            stats.samples += block.samplesPerChannel
+            if let wav { try? wav.write(block) }
+        }
+    }
+}

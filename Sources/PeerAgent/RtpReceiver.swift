@@ -60,16 +60,11 @@ final class RtpReceiver: Sendable {
     let localSSRC: UInt32
     /// Called once when the first frame (video) or packet (audio) arrives, with the mid:
     /// on the loop thread (or the thread that closes the receiver, for a frame its flush
-    /// completes), with no lock held. It must not close the receiver (``close()`` waits
-    /// for the call that reports it).
+    /// completes), with no lock held.
     let onFirstFrame: (@Sendable (String) -> Void)?
     private let sinkThread: MediaThread
     /// Items queued to `sinkThread` and not yet run (any thread).
     private let sinkBacklog = Atomic<Int>(0)
-    /// Calls that took items for the sinks under the lock and have not queued them yet
-    /// (``act(_:)``): ``close()`` waits for them, so what they took is queued before the
-    /// flush and the files' close, in the order it was taken.
-    private let sinkHandOvers = Atomic<Int>(0)
     private let network: Mutex<NetworkState>
     /// The writers and decoders (`sinkThread`).
     private let sinks: ThreadBound<ReceiveSinks>
@@ -103,15 +98,12 @@ final class RtpReceiver: Sendable {
         var droppedAudioSamples = 0
     }
 
-    /// What a call under the lock leaves to do once it is released, in this order (the
-    /// order the effects had when they were done under the lock).
+    /// What a call under the lock leaves to do once it is released: callbacks and sends
+    /// (sink items are queued under the lock, so they reach the sink thread in the order
+    /// taken and before ``close()``'s flush).
     private struct Effects: Sendable {
         /// The mid to report to ``onFirstFrame``.
         var firstFrame: String?
-        /// Items for the sink thread, in the order taken.
-        var sinkItems: [SinkItem] = []
-        /// Counted in ``sinkHandOvers`` until ``act(_:)`` has queued ``sinkItems``.
-        var handedOver = false
         /// RTCP feedback to send now.
         var feedback: [RTCPPacket] = []
     }
@@ -191,7 +183,6 @@ final class RtpReceiver: Sendable {
             } else {
                 for event in n.opusDepayloader.push(packet) { audioEvent(event, now: now, &n, &e) }
             }
-            handOver(&e)
             return e
         }
         return act(effects)
@@ -240,7 +231,6 @@ final class RtpReceiver: Sendable {
             var e = Effects()
             guard !n.ended else { return e }
             drain(&n, &e)
-            handOver(&e)
             return e
         }
         _ = act(effects)
@@ -255,10 +245,6 @@ final class RtpReceiver: Sendable {
             n.ended = true
             return e
         }
-        // A handle(_:) or goodbye() (loop thread) that took items just before `ended` may be
-        // between the lock and queueing them (a few µs): let it finish, so the sinks get its
-        // items before the flush's, and all of them before the files close.
-        while sinkHandOvers.load(ordering: .acquiring) > 0 { sched_yield() }
         _ = act(effects)
         sinkThread.sync { sinks.value.close() }
         sinkThread.stop()
@@ -302,30 +288,14 @@ final class RtpReceiver: Sendable {
 
     // MARK: After the lock
 
-    /// Does what a call under the lock left to do, in order: reports the first frame,
-    /// queues the items taken for the sinks (each counted out of ``sinkBacklog`` once it
-    /// has run); returns the feedback to send.
+    /// Does what a call under the lock left to do: reports the first frame; returns the
+    /// feedback to send.
     private func act(_ effects: Effects) -> [RTCPPacket] {
         if let mid = effects.firstFrame { onFirstFrame?(mid) }
-        for item in effects.sinkItems {
-            sinkThread.async { [self] in
-                sinks.value.take(item)
-                sinkBacklog.subtract(1, ordering: .relaxed)
-            }
-        }
-        if effects.handedOver { sinkHandOvers.subtract(1, ordering: .releasing) }
         return effects.feedback
     }
 
     // MARK: Under lock
-
-    /// Counts a loop-thread call that took items for the sinks in ``sinkHandOvers`` until
-    /// ``act(_:)`` has queued them (``close()`` waits for it).
-    private func handOver(_ e: inout Effects) {
-        guard !e.sinkItems.isEmpty else { return }
-        sinkHandOvers.add(1, ordering: .relaxed)
-        e.handedOver = true
-    }
 
     private func pli(_ n: inout NetworkState, now: Int64) -> [RTCPPacket] {
         guard let remoteSSRC = n.remoteSSRC, now - n.lastPLIms >= 100 else { return [] }
@@ -398,11 +368,15 @@ final class RtpReceiver: Sendable {
         }
     }
 
-    /// Takes `item` for the sinks, counted in ``sinkBacklog`` until it has run; it is
-    /// queued once the lock is released (``act(_:)``).
+    /// Queues `item` to the sink thread (with the lock held, so items keep their order and
+    /// none comes after ``close()``'s; queueing never waits), counted in ``sinkBacklog``
+    /// until it has run.
     private func toSink(_ item: SinkItem, _ e: inout Effects) {
         sinkBacklog.add(1, ordering: .relaxed)
-        e.sinkItems.append(item)
+        sinkThread.async { [self] in
+            sinks.value.take(item)
+            sinkBacklog.subtract(1, ordering: .relaxed)
+        }
     }
 
     /// A PLI after a loss or while waiting for a key frame, held back while the sink is

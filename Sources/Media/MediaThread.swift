@@ -2,6 +2,7 @@
 import Dispatch
 import EventLoop
 import Foundation
+import Synchronization
 
 /// The serial executor of one media track (its encoder and pacer, or its sinks): a thread
 /// of its own, started by `init` and ended by ``stop()`` (or when the last reference goes),
@@ -88,30 +89,28 @@ private final class State: @unchecked Sendable {
     private var sequence: UInt64 = 0
     private var stopping = false
     private var ended = false
-    private var threadID: pthread_t?
+    /// The thread's pthread id once it runs (0 before): set once, read without the lock, so
+    /// ``isCurrent`` (checked on every ``ThreadBound`` access) never contends with `enqueue`.
+    private let threadID = Atomic<UInt>(0)
     /// The caller of ``MediaThread/sync(_:)`` running work in the thread's place after it
     /// ended (under `afterStop`): it counts as the thread for ``isCurrent``.
-    private var standIn: pthread_t?
+    private let standIn = Atomic<UInt>(0)
     /// Serialises ``MediaThread/sync(_:)`` callers once the thread has ended (an NSLock, not a
     /// `Mutex`: it guards no state, and `Mutex.withLock` would need the caller's result `sending`).
     let afterStop = NSLock()
 
     var isCurrent: Bool {
-        let me = pthread_self()
-        return condition.locked {
-            if let threadID, pthread_equal(threadID, me) != 0 { return true }
-            if let standIn, pthread_equal(standIn, me) != 0 { return true }
-            return false
-        }
+        let me = UInt(pthread_self())
+        return threadID.load(ordering: .acquiring) == me || standIn.load(ordering: .acquiring) == me
     }
 
     /// Runs `work` on the caller's thread in the ended thread's place: one caller at a
     /// time, counted as the thread by ``isCurrent`` while it runs.
     func runInPlace<T, E: Error>(_ work: () throws(E) -> T) throws(E) -> T {
         afterStop.lock()
-        condition.locked { standIn = pthread_self() }
+        standIn.store(UInt(pthread_self()), ordering: .releasing)
         defer {
-            condition.locked { standIn = nil }
+            standIn.store(0, ordering: .releasing)
             afterStop.unlock()
         }
         return try work()
@@ -178,7 +177,7 @@ private final class State: @unchecked Sendable {
             sigdelset(&signals, kept)
         }
         pthread_sigmask(SIG_BLOCK, &signals, nil)
-        condition.locked { threadID = pthread_self() }
+        threadID.store(UInt(pthread_self()), ordering: .releasing)
         var batch: [@Sendable () -> Void] = []
         while true {
             let goOn = condition.locked { () -> Bool in
@@ -194,6 +193,7 @@ private final class State: @unchecked Sendable {
                         return true
                     }
                     if stopping {
+                        threadID.store(0, ordering: .releasing)  // a later thread may get the same pthread id
                         ended = true
                         condition.broadcast()
                         return false

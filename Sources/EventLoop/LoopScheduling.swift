@@ -17,7 +17,7 @@ import Glibc
 /// Media threads are left as they are, so the process competes for CPU with other
 /// processes as any other would. Overrides, for measurements: `PEER_LOOP_SLICE_US` (0 to
 /// leave the kernel's default slice) and `PEER_LOOP_NICE`.
-enum LoopScheduling {
+public enum LoopScheduling {
     /// The slice asked for, in ns.
     static let defaultSliceNs: UInt64 = 200_000
     /// The nice value asked for.
@@ -27,7 +27,7 @@ enum LoopScheduling {
     /// leaves the thread as it was. The nice value is only ever lowered (a process started
     /// at nice −10 keeps −10). An override that is not a number in range is named on
     /// stderr and the default used.
-    static func applyToCurrentThread() {
+    public static func applyToCurrentThread() {
         let environment = ProcessInfo.processInfo.environment
         let sliceUs = override("PEER_LOOP_SLICE_US", in: environment, range: 0...100_000) ?? Int(defaultSliceNs / 1000)
         if sliceUs > 0 { _ = peer_set_thread_slice(UInt64(sliceUs) * 1000) }

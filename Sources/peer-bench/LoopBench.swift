@@ -60,6 +60,31 @@ enum LoopBench {
         }
     }
 
+    /// The floor under the loop's figure: a bare thread with the loop thread's scheduling
+    /// (``LoopScheduling``) sleeping to absolute 1 ms deadlines (`clock_nanosleep`,
+    /// monotonic) — no GLib, no work. Its delays are the kernel's wake-up latency on this
+    /// machine under the same load; what the loop adds is the difference.
+    static func floorDelays(seconds: Double) async -> [UInt64] {
+        await withCheckedContinuation { continuation in
+            let thread = Thread {
+                nameCurrentThread("peer-bench-floor")
+                LoopScheduling.applyToCurrentThread()
+                let until = DispatchTime.now().uptimeNanoseconds + UInt64(seconds * 1e9)
+                var delays: [UInt64] = []
+                var now = DispatchTime.now().uptimeNanoseconds
+                while now < until {
+                    let due = now + 1_000_000
+                    var ts = timespec(tv_sec: Int(due / 1_000_000_000), tv_nsec: Int(due % 1_000_000_000))
+                    while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, nil) == EINTR {}
+                    now = DispatchTime.now().uptimeNanoseconds
+                    delays.append(now > due ? now - due : 0)
+                }
+                continuation.resume(returning: delays)
+            }
+            thread.start()
+        }
+    }
+
     /// The figures of one run, in ms.
     struct Figures {
         let firings: Int, longestMs: Double, p99Ms: Double, over5ms: Int
@@ -94,10 +119,15 @@ enum LoopBench {
         let call = Task { try await Loopback.run(options) }
         // Media flows ~0.2 s after the start; measure from 2 s in, for `seconds`.
         try await Task.sleep(nanoseconds: 2_000_000_000)
+        async let floorDuringCall = floorDelays(seconds: seconds)
         let busy = Figures(await Probe(loop: .shared, seconds: seconds).run())
+        let floor = Figures(await floorDuringCall)
         let (a, b) = try await call.value
         let decoded = [a, b].map { $0.stats.inbound("video")?.framesDecoded ?? 0 }
         print("  1280x720@30 2 Mbit/s loopback: \(busy.line) (framesDecoded \(decoded[0]), \(decoded[1]))")
+        print("  floor, same call (a bare thread, the loop's scheduling, clock_nanosleep): \(floor.line)")
+        print(String(format: "loop: longest delay during the call %.2f ms, the floor's %.2f ms (ratio %.2f)",
+                     busy.longestMs, floor.longestMs, floor.longestMs > 0 ? busy.longestMs / floor.longestMs : 0))
         print(String(format: "loop: longest delay %.2f ms during the call, %.2f ms idle (target: under 5 ms)", busy.longestMs, idle.longestMs))
     }
 }

@@ -23,7 +23,15 @@ public final class EventLoop: @unchecked Sendable {
     /// The `GMainContext*` this loop runs; thread-default on the loop thread.
     public let context: OpaquePointer
     private let loop: OpaquePointer
-    private let finished = DispatchSemaphore(value: 0)
+    /// Left by the loop thread when it has ended (after its final drain); waited on by
+    /// ``stop()`` and by ``sync(_:)`` callers that run in its place.
+    private let threadEnded = DispatchGroup()
+    /// The loop thread's pthread id while it runs (0 before and after), and that of a
+    /// ``sync(_:)`` caller running in its place after it ended: ``isCurrent`` reads them
+    /// without a lock (it is checked on every ``LoopBound`` access).
+    private let threads = ThreadIDs()
+    /// Serialises ``sync(_:)`` callers running in the stopped loop's place.
+    private let afterStop = NSLock()
     /// Whether ``stop()`` was called; held while a closure is queued (see `enqueue`).
     private let stopped = Mutex(false)
 
@@ -36,8 +44,10 @@ public final class EventLoop: @unchecked Sendable {
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
         let started = DispatchSemaphore(value: 0)
-        let pointers = LoopPointers(context: context, loop: loop), done = finished
-        let thread = Thread {
+        let pointers = LoopPointers(context: context, loop: loop), ended = threadEnded
+        ended.enter()
+        let thread = Thread { [threads] in
+            threads.loop.store(UInt(pthread_self()), ordering: .releasing)
             // Named from inside: the kernel names only the calling thread (ThreadNaming).
             nameCurrentThread(name)
             LoopScheduling.applyToCurrentThread()
@@ -57,7 +67,8 @@ public final class EventLoop: @unchecked Sendable {
             // Run what was queued before stop() so no sync caller waits forever.
             while g_main_context_iteration(ctx, 0) != 0 {}
             g_main_context_pop_thread_default(ctx)
-            done.signal()
+            threads.loop.store(0, ordering: .releasing)  // a later thread may get the same pthread id
+            ended.leave()
         }
         thread.start()
         started.wait()
@@ -72,7 +83,11 @@ public final class EventLoop: @unchecked Sendable {
     }
 
     /// True when called on this loop's thread (the thread that owns ``context``).
-    public var isCurrent: Bool { g_main_context_is_owner(context) != 0 }
+    /// Also true for a ``sync(_:)`` caller running its body in the stopped loop's place.
+    public var isCurrent: Bool {
+        let me = UInt(pthread_self())
+        return threads.loop.load(ordering: .acquiring) == me || threads.standIn.load(ordering: .acquiring) == me
+    }
 
     /// Runs `body` on the loop thread, after closures submitted before it.
     /// - Returns: false, and `body` is dropped, when the loop was stopped; callers
@@ -132,12 +147,20 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` on the caller's thread in the stopped loop's place: with the context
-    /// acquired, so the caller is its owner (``isCurrent``, what ``LoopBound`` checks)
-    /// while `body` runs; waits while another thread holds it.
+    /// Runs `body` on the caller's thread in the stopped loop's place, once the loop thread
+    /// has ended (its final drain runs every closure accepted before ``stop()``), one such
+    /// caller at a time: the caller counts as the loop thread (``isCurrent``, what
+    /// ``LoopBound`` checks) and owns the GLib context while `body` runs.
     private func runInPlace<T>(_ body: () throws -> T) rethrows -> T {
-        while g_main_context_acquire(context) == 0 { usleep(100) }
-        defer { g_main_context_release(context) }
+        threadEnded.wait()
+        afterStop.lock()
+        threads.standIn.store(UInt(pthread_self()), ordering: .releasing)
+        let acquired = g_main_context_acquire(context) != 0  // nobody else owns it once the thread ended
+        defer {
+            if acquired { g_main_context_release(context) }
+            threads.standIn.store(0, ordering: .releasing)
+            afterStop.unlock()
+        }
         return try body()
     }
 
@@ -191,7 +214,7 @@ public final class EventLoop: @unchecked Sendable {
         }
         guard first else { return }
         g_main_loop_quit(loop)
-        if !isCurrent { finished.wait() }
+        if !isCurrent { threadEnded.wait() }
     }
 
     /// GLib's version as linked at run time (`glib_major_version` …), e.g. "2.74.6".
@@ -210,6 +233,12 @@ public enum EventLoopError: Error, Equatable {
 private struct LoopPointers: @unchecked Sendable {
     let context: OpaquePointer
     let loop: OpaquePointer
+}
+
+/// The pthread ids ``EventLoop/isCurrent`` compares with: the loop thread's and a stand-in's.
+private final class ThreadIDs: Sendable {
+    let loop = Atomic<UInt>(0)
+    let standIn = Atomic<UInt>(0)
 }
 
 private final class ClosureBox {

@@ -14,7 +14,8 @@ public protocol ConfiningThread: AnyObject, Sendable {
 /// anywhere else stops the process with a message naming the thread, instead of racing.
 /// The box is `Sendable` so the object that holds it can be; the value itself (protocol
 /// state that C callbacks on the loop update, an encoder, a writer, a track's counters)
-/// need not be, and the compiler keeps it from leaving the box in a `@Sendable` closure.
+/// need not be: the compiler keeps it out of `@Sendable` closures, though not out of a
+/// `sync` that returns it (return Sendable values from those).
 ///
 /// The value is made on the caller's thread (`init`) and released wherever the box's
 /// last reference goes: neither may touch the value concurrently with the owner, so a

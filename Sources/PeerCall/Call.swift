@@ -17,17 +17,20 @@ import WampClient
 /// All call state lives in the task running ``run()`` (a ``CallRun``, which is not
 /// `Sendable`, so the compiler keeps it there): router events, peer connection events,
 /// timers and hang-up requests are queued into one stream and handled in order, so
-/// nothing needs a lock. What this object holds is immutable or atomic. Nothing in it polls: joining the router is
-/// raced against ``hangUp(interrupted:)`` (``HangUpRequest``), and a vanilla-ICE
-/// description is published on the connection's gathering-complete event (or after 10 s
-/// with what was gathered, checked on the 250 ms tick).
+/// nothing needs a lock. What this object holds is immutable or atomic. Nothing in it
+/// waits by polling: joining the router is raced against ``hangUp(interrupted:)``
+/// (``HangUpRequest``), a vanilla-ICE description is published on the connection's
+/// gathering-complete event, and the deadlines (`--duration`, `--timeout`, offer repeats,
+/// the 10 s gathering wait) are checked on a 250 ms tick input.
 public final class Call: Sendable {
     /// The options given at init.
     public let options: CallOptions
     /// Where the call's events go (called from the run task, in order).
     let onEvent: @Sendable (CallEvent) -> Void
-    /// The run task's inputs, in arrival order, and the end other threads feed.
+    /// The run task's inputs, in arrival order.
     let inputs: AsyncStream<Input>
+    /// The end of ``inputs`` other tasks and threads feed (router and connection events,
+    /// ticks, hang-ups).
     let feed: AsyncStream<Input>.Continuation
     /// The signaling profile `options.role` picks (legacy or room).
     let profile: any SignalingProfile

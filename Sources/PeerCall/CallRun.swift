@@ -13,6 +13,7 @@ import WampClient
 /// Not `Sendable`: the compiler keeps it in the task that runs it, so nothing in it
 /// needs a lock.
 final class CallRun {
+    /// The call this is a run of (its options, input stream and counters).
     let call: Call
     private let options: CallOptions
     private let onEvent: @Sendable (CallEvent) -> Void

@@ -110,6 +110,20 @@ final class Collector: @unchecked Sendable {
         #expect(!loop.isCurrent)
     }
 
+    /// A `sync` refused by a stopping loop runs only after the loop thread's final drain:
+    /// every closure accepted before `stop()` has run by then (the in-place caller must not
+    /// take the context between two drain iterations and cut the drain short).
+    @Test func syncAfterStopWaitsForTheFinalDrain() {
+        let loop = EventLoop(name: "test-bound-drain")
+        let c = Collector()
+        loop.async { usleep(50_000); c.values.append(1) }  // keeps the loop busy while stop() comes
+        for i in 2...100 { loop.async { c.values.append(i) } }
+        Thread { loop.stop() }.start()
+        while loop.async({}) { usleep(100) }  // until the loop refuses work: stop() has begun
+        let seen = loop.sync { c.values }
+        #expect(seen == Array(1...100))
+    }
+
     @Test func touchingTheValueFromAnotherThreadStopsTheProcess() async {
         await #expect(processExitsWith: .failure) {
             let loop = EventLoop(name: "test-bound-bad")

@@ -58,16 +58,20 @@ final class ReceiveSinks {
         try? wav?.close()
     }
 
+    /// `body`'s result, or nil with its error noted in ``errors`` (a file that could not be
+    /// opened or written: the call goes on, the problem is reported).
+    private func noting<T>(_ body: () throws -> T) -> T? {
+        do { return try body() } catch {
+            errors.append("\(error)")
+            return nil
+        }
+    }
+
     private func video(_ frame: EncodedVideoFrame) {
         if ivf == nil, let path = options.ivfPath {
-            do { ivf = try IVFWriter(path: path, thread: thread) } catch { errors.append("\(error)") }
+            ivf = noting { try IVFWriter(path: path, thread: thread) }
         }
-        if let ivf {
-            do {
-                try ivf.write(frame)
-                stats.framesWritten = ivf.framesWritten
-            } catch { errors.append("\(error)") }
-        }
+        if let ivf, noting({ try ivf.write(frame) }) != nil { stats.framesWritten = ivf.framesWritten }
         guard options.decode else { return }
         if vp8 == nil { vp8 = try? VP8Decoder() }
         guard let vp8, let decoded = try? vp8.decode(frame.data, timestamp: frame.timestamp) else { return }
@@ -85,19 +89,14 @@ final class ReceiveSinks {
         if let frame {
             if ogg == nil, let path = options.oggPath {
                 let channelCount = frame.data.first.map { ($0 & 0x04) != 0 ? 2 : 1 } ?? 1
-                do { ogg = try OggOpusWriter(path: path, channels: channelCount) } catch { errors.append("\(error)") }
+                ogg = noting { try OggOpusWriter(path: path, channels: channelCount) }
             }
-            if let ogg {
-                do {
-                    try ogg.write(frame)
-                    stats.framesWritten = ogg.packetsWritten
-                } catch { errors.append("\(error)") }
-            }
+            if let ogg, noting({ try ogg.write(frame) }) != nil { stats.framesWritten = ogg.packetsWritten }
         }
         guard options.decode || options.wavPath != nil else { return }
         if opus == nil { opus = try? OpusDecoder(channels: channels) }
         if wav == nil, let path = options.wavPath {
-            do { wav = try WAVWriter(path: path, channels: channels) } catch { errors.append("\(error)") }
+            wav = noting { try WAVWriter(path: path, channels: channels) }
         }
         guard let opus else { return }
         var blocks: [AudioFrame] = []

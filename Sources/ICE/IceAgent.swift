@@ -510,10 +510,14 @@ public final class IceAgent: @unchecked Sendable {
     /// the local candidates are kept (libnice does not gather again), so the caller
     /// signals the new credentials with the same candidates, sets the remote side's new
     /// credentials and candidates, and checks start again.
+    /// - Parameter credentials: the new local ufrag (4–256 ICE characters) and pwd (22–256),
+    ///   when they were already signalled (our offer carried them); nil: libnice makes them.
     /// - Returns: the new local credentials (the old ones when the agent is closed).
-    public func restart() -> (ufrag: String, pwd: String) {
+    @discardableResult
+    public func restart(credentials: (ufrag: String, pwd: String)? = nil) -> (ufrag: String, pwd: String) {
         loop.sync {
             guard !isClosed, nice_agent_restart_stream(agent, streamId) != 0 else { return (_localUfrag, _localPwd) }
+            if let credentials { _ = nice_agent_set_local_credentials(agent, streamId, credentials.ufrag, credentials.pwd) }
             readLocalCredentials()
             wasConnected = false
             peerSends = false

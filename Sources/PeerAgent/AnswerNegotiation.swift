@@ -15,10 +15,11 @@ enum AnswerNegotiation {
         var rejections: [String] = []
     }
 
-    /// Applies `answer` to `transceivers`: each m-section with a mid takes its
-    /// transceiver (the offerer's by mid; the answerer's by kind, in order) and sets its
-    /// mid, its direction from our side (`.inactive` when rejected), the sender's payload
-    /// type and mid extension and the receiver's payload types and announced SSRC;
+    /// Applies `answer` (a first or a subsequent one) to `transceivers`: each m-section with
+    /// a mid takes its transceiver (the offerer's by mid; the answerer's by mid, else by
+    /// kind, in order) and sets its mid, its direction from our side (`.inactive` when
+    /// rejected), the sender's payload type and mid extension and the receiver's payload
+    /// types and announced SSRC (a `track` event when it starts to receive);
     /// `router` learns the mid extension id and the announced SSRCs. `offer` names the
     /// codecs in a rejection; `remote` (the description from the peer) gives the SSRCs.
     static func apply(_ answer: SessionDescription, offer: SessionDescription?, remote: SessionDescription?,
@@ -31,7 +32,8 @@ enum AnswerNegotiation {
             if weAreOfferer {
                 t = transceivers.first { $0.mid == mid }
             } else {
-                t = transceivers.first { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) && ($0.mid == nil || $0.mid == mid) }
+                t = transceivers.first { $0.kind == m.kind && $0.mid == mid }
+                    ?? transceivers.first { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) && $0.mid == nil }
             }
             guard let t else { continue }
             used.insert(ObjectIdentifier(t))
@@ -46,7 +48,9 @@ enum AnswerNegotiation {
             }
             outcome.accepted += 1
             let ours = weAreOfferer ? m.effectiveDirection.reversed : m.effectiveDirection
+            let receivedBefore = t.currentDirection?.receives == true
             t.currentDirection = ours
+            t.payloadType = pt
             if let ext = m.extmaps.first(where: { $0.uri == JSEP.midExtension }), (1...14).contains(ext.id) {
                 router.midExtensionID = UInt8(ext.id)
             }
@@ -54,7 +58,7 @@ enum AnswerNegotiation {
             let remoteSSRC = remote?.media.first { $0.mid == mid }?.ssrcs.first?.ssrc
             t.receiver.configure(mid: mid, payloadTypes: m.payloads.map(\.payloadType), remoteSSRC: remoteSSRC)
             if let remoteSSRC { router.announce(ssrc: remoteSSRC, to: t.receiver) }
-            if ours.receives {
+            if ours.receives, !receivedBefore {
                 outcome.tracks.append(.track(RemoteTrackInfo(kind: "\(m.kind)", mid: mid, ssrc: remoteSSRC, payloadType: pt,
                                                              codec: m.payloads.first?.name ?? "")))
             }

@@ -31,6 +31,9 @@ final class MediaPlane: Sendable {
         var router = BundleRouter()
         var transport: DtlsSrtpTransport?
         var closed = false
+        /// Set by ``start(on:minimumIntervalMs:isOpen:senderFailed:)``: senders follow each
+        /// negotiation from then on (``applyDirections()``).
+        var senderFailed: (@Sendable (MediaKind, Error) -> Void)?
     }
 
     /// A plane whose RTCP reports with `cname`.
@@ -56,11 +59,12 @@ final class MediaPlane: Sendable {
     /// §6.2; the NACK tick every 20 ms), running while `isOpen` says so.
     func start(on loop: EventLoop, minimumIntervalMs: Double, isOpen: @escaping @Sendable () -> Bool,
                senderFailed: @escaping @Sendable (MediaKind, Error) -> Void) {
-        guard let (list, transport) = state.withLock({ s in s.transport.map { (s.transceivers, $0) } }) else { return }
-        for t in list where t.currentDirection?.sends == true {
-            let kind = t.kind
-            t.sender.start(transport: transport) { error in senderFailed(kind, error) }
-        }
+        guard state.withLock({ s -> Bool in
+            guard s.transport != nil, s.senderFailed == nil else { return false }
+            s.senderFailed = senderFailed
+            return true
+        }) else { return }
+        applyDirections()
         rtcp.startTimers(on: loop, minimumIntervalMs: minimumIntervalMs, report: { [weak self] in
             guard let self, isOpen() else { return false }
             sendReports()
@@ -70,6 +74,21 @@ final class MediaPlane: Sendable {
             tick()
             return true
         })
+    }
+
+    /// Makes every sender follow its transceiver's negotiated direction once media has
+    /// started (DTLS connected): one that now sends starts or resumes, one that no longer
+    /// does pauses (RFC 3264 §8.4). Returns at once (the senders act on their threads).
+    func applyDirections() {
+        guard let (list, transport, failed) = state.withLock({ s -> ([RtpTransceiver], DtlsSrtpTransport, @Sendable (MediaKind, Error) -> Void)? in
+            guard !s.closed, let transport = s.transport, let failed = s.senderFailed else { return nil }
+            return (s.transceivers, transport, failed)
+        }) else { return }
+        for t in list {
+            let kind = t.kind
+            let sends = t.currentDirection?.sends == true
+            t.sender.setSending(sends, transport: transport) { error in failed(kind, error) }
+        }
     }
 
     /// Ends media (idempotent): cancels the RTCP timers on `loop`, stops the senders, sends

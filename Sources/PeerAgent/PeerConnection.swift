@@ -48,9 +48,26 @@ public final class PeerConnection: Sendable {
         var transport: DtlsSrtpTransport?
         var isOfferer: Bool?
         var signaling: SignalingState = .stable
+        /// The latest local and remote descriptions (pending or current) and their types.
         var local: SessionDescription?
         var localType: SdpType?
         var remote: SessionDescription?
+        var remoteType: SdpType?
+        /// The descriptions of the last completed offer/answer (W3C
+        /// `currentLocalDescription`, `currentRemoteDescription`): what a subsequent offer
+        /// keeps, a re-offer is checked against and a rollback returns to.
+        var currentLocal: SessionDescription?
+        var currentLocalType: SdpType?
+        var currentRemote: SessionDescription?
+        /// How many offer/answer exchanges completed (1 after the first).
+        var negotiations = 0
+        /// ``PeerConnection/restartIce()`` was called: the next offer carries new credentials.
+        var iceRestartWanted = false
+        /// The new ufrag/pwd our pending offer carries (taken by libnice when its answer comes).
+        var offeredCredentials: (ufrag: String, pwd: String)?
+        /// After an ICE restart, our candidates go out again with the new ufrag once our
+        /// description carrying it is set (answerer) or answered (offerer).
+        var retrickle = false
         var localCandidates: [Candidate] = []
         var gathering: IceGatheringState = .new
         var machine: ConnectionStateMachine
@@ -106,13 +123,15 @@ public final class PeerConnection: Sendable {
                                audio: AudioSource? = nil, encoding: SendEncoding = SendEncoding(),
                                receive: ReceiveOptions = ReceiveOptions()) -> RtpTransceiver {
         let ssrc = UInt32.random(in: 1...UInt32.max)
+        let changed = WeakBox(self)
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
                                video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
         let box = WeakBox(self)
         let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onFirstFrame: { mid in
             box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)])
         })
-        let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver)
+        let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver,
+                               directionChanged: { changed.value?.updateNegotiationNeeded() })
         plane.add(t)
         return t
     }
@@ -159,18 +178,67 @@ public final class PeerConnection: Sendable {
         }
     }
 
-    /// The remote description as set.
+    /// The remote description as set (pending or current).
     public var remoteDescription: SessionDescriptionInit? {
         state.withLock { s in
-            guard let remote = s.remote else { return nil }
-            return SessionDescriptionInit(type: s.isOfferer == true ? .answer : .offer, sdp: remote.serialized())
+            guard let remote = s.remote, let type = s.remoteType else { return nil }
+            return SessionDescriptionInit(type: type, sdp: remote.serialized())
         }
+    }
+
+    /// The number of completed offer/answer exchanges: 0 before the first answer is
+    /// applied, then one more for each renegotiation.
+    public var negotiationCount: Int { state.withLock { $0.negotiations } }
+
+    /// W3C "check if negotiation is needed", for the directions: true in `stable` when a
+    /// transceiver has no m-section yet, or its ``RtpTransceiver/direction`` differs from
+    /// what the current descriptions say — after our offer, from the direction we offered
+    /// (or the answer's, reversed); after our answer, from our wish intersected with the
+    /// offered direction (RFC 8829 §5.3.1).
+    public var isNegotiationNeeded: Bool {
+        state.withLock { s in
+            guard s.signaling == .stable, s.negotiations > 0, !s.machine.isClosed, let local = s.currentLocal else { return false }
+            if s.iceRestartWanted { return true }
+            for t in plane.transceivers {
+                guard let mid = t.mid, let ours = local.media.first(where: { $0.mid == mid }), !ours.isRejected else {
+                    if t.mid == nil { return true }
+                    continue
+                }
+                let wish = t.direction
+                if s.currentLocalType == .offer {
+                    let theirs = s.currentRemote?.media.first { $0.mid == mid }?.effectiveDirection.reversed
+                    if ours.effectiveDirection != wish && theirs != wish { return true }
+                } else if let offered = s.currentRemote?.media.first(where: { $0.mid == mid })?.effectiveDirection {
+                    let wanted = Direction(sends: wish.sends && offered.receives, receives: wish.receives && offered.sends)
+                    if ours.effectiveDirection != wanted { return true }
+                }
+            }
+            return false
+        }
+    }
+
+    /// W3C `restartIce()` (RFC 8445 §9, RFC 8829 §5.2.2): the next offer carries a new ICE
+    /// ufrag and pwd; when its answer (with the peer's new ones) is applied, libnice
+    /// restarts the checks with the same local candidates, which go out again with the new
+    /// ufrag. The DTLS association and SRTP keys stay. Emits
+    /// ``PeerConnectionEvent/negotiationNeeded``.
+    public func restartIce() {
+        state.withLock { $0.iceRestartWanted = true }
+        updateNegotiationNeeded()
+    }
+
+    /// Emits ``PeerConnectionEvent/negotiationNeeded`` when ``isNegotiationNeeded``.
+    func updateNegotiationNeeded() {
+        if isNegotiationNeeded { emit([.negotiationNeeded]) }
     }
 
     // MARK: Offer / answer
 
-    /// Creates an offer (JSEP §5.2.1) with one m-section per transceiver (audio first),
-    /// BUNDLE, rtcp-mux, `a=setup:actpass`, our SSRCs, CNAME and msid.
+    /// Creates an offer with one m-section per transceiver, BUNDLE, rtcp-mux,
+    /// `a=setup:actpass`, our SSRCs, CNAME and msid: a first one (JSEP §5.2.1, audio first),
+    /// or a subsequent one (§5.2.2) keeping the sections, mids, payload types and
+    /// header-extension ids of the current negotiation, each with its transceiver's
+    /// ``RtpTransceiver/direction``.
     /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` unless stable or
     ///   have-local-offer; ``PeerConnectionError/setup(_:)`` when the ICE agent cannot be made.
     public func createOffer() throws -> SessionDescriptionInit {
@@ -183,14 +251,17 @@ public final class PeerConnection: Sendable {
         }
         _ = try obtainAgent(controlling: true)
         return state.withLock { s in
-            let offer = JSEP.createOffer(optionsLocked(&s))
-            // JSEP.createOffer orders audio first; mids are the section indexes.
-            var used: Set<ObjectIdentifier> = []
+            var options = optionsLocked(&s)
+            if s.iceRestartWanted, s.negotiations > 0 {
+                if s.offeredCredentials == nil { s.offeredCredentials = (randomIceChars(8), randomIceChars(24)) }
+            }
+            if let fresh = s.offeredCredentials { (options.iceUfrag, options.icePwd) = fresh }
+            let offer = JSEP.createOffer(options, previous: s.currentLocal)
+            // Sections new in this offer go to the transceivers without a mid, by kind.
             let transceivers = plane.transceivers
-            for m in offer.media {
-                guard let t = transceivers.first(where: { $0.kind == m.kind && !used.contains(ObjectIdentifier($0)) }) else { continue }
-                used.insert(ObjectIdentifier(t))
-                t.mid = m.mid
+            for m in offer.media where !m.isRejected {
+                guard let mid = m.mid, !transceivers.contains(where: { $0.mid == mid }) else { continue }
+                transceivers.first { $0.kind == m.kind && $0.mid == nil }?.mid = mid
             }
             return SessionDescriptionInit(type: .offer, sdp: offer.serialized())
         }
@@ -216,7 +287,8 @@ public final class PeerConnection: Sendable {
     }
 
     /// Sets our description (JSEP §5.5): starts gathering; an answer completes the
-    /// negotiation (DTLS role from our `a=setup`, payload types, mids, SSRCs).
+    /// negotiation (DTLS role from our `a=setup`, payload types, mids, SSRCs) — a
+    /// subsequent one also starts, pauses or resumes each sender for its new direction.
     /// - Throws: ``PeerConnectionError/invalidDescription(_:)`` for SDP that does not parse,
     ///   ``PeerConnectionError/invalidState(operation:state:)`` for the wrong type now,
     ///   ``PeerConnectionError/setup(_:)`` when gathering cannot start.
@@ -249,6 +321,11 @@ public final class PeerConnection: Sendable {
             if description.type == .answer {
                 events += negotiate(&s, answer: parsed, weAreOfferer: false)
             }
+            if s.negotiations > 1, description.type == .answer { plane.applyDirections() }
+            if description.type == .answer, s.retrickle {
+                s.retrickle = false
+                events += retrickledLocked(s)
+            }
             guard s.gathering == .new, let agent = s.agent else { return nil }
             s.gathering = .gathering
             events.append(.iceGatheringState(.gathering))
@@ -264,10 +341,15 @@ public final class PeerConnection: Sendable {
     }
 
     /// Sets the peer's description (JSEP §5.6): ICE credentials, candidates in it,
-    /// fingerprints; an answer completes the negotiation.
+    /// fingerprints; an answer completes the negotiation (a subsequent one also starts,
+    /// pauses or resumes each sender for its new direction). A subsequent offer must keep
+    /// the current negotiation (``Reoffer/check(_:against:)``).
     /// - Throws: ``PeerConnectionError/invalidDescription(_:)`` when the SDP does not parse
-    ///   (the SDP line number and what was expected) or lacks ICE credentials or a
-    ///   fingerprint; ``PeerConnectionError/invalidState(operation:state:)`` for the wrong type now.
+    ///   (the SDP line number and what was expected), lacks ICE credentials or a
+    ///   fingerprint, or is a re-offer that removes, reorders or changes the kind of an
+    ///   m-section, drops BUNDLE or changes the DTLS fingerprint (naming the line; the
+    ///   connection keeps its state); ``PeerConnectionError/invalidState(operation:state:)``
+    ///   for the wrong type now.
     public func setRemoteDescription(_ description: SessionDescriptionInit) throws {
         var events: [PeerConnectionEvent] = []
         let parsed: SessionDescription
@@ -281,6 +363,11 @@ public final class PeerConnection: Sendable {
             default:
                 throw PeerConnectionError.invalidState(operation: "setRemoteDescription(\(description.type.rawValue))",
                                                        state: s.signaling.rawValue)
+            }
+            if description.type == .offer, let current = s.currentRemote {
+                do throws(ReofferError) { try Reoffer.check(parsed, against: current) } catch {
+                    throw PeerConnectionError.invalidDescription("remote offer: \(error)")
+                }
             }
             if s.isOfferer == nil { s.isOfferer = description.type == .answer }
             // A full agent facing an ICE-lite peer is controlling in both roles (RFC 8445 §6.1.1).
@@ -298,7 +385,24 @@ public final class PeerConnection: Sendable {
         }
         // Credentials first: once `remote` is set below, addIceCandidate (any thread) hands
         // candidates straight to libnice, which refuses them before it has credentials.
-        if !ufrag.isEmpty { agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd) }
+        let (knownUfrag, negotiated, offered) = state.withLock { s in (s.remoteCandidates.ufrag, s.negotiations > 0, s.offeredCredentials) }
+        if !ufrag.isEmpty, ufrag != knownUfrag {
+            if negotiated, let known = knownUfrag, !known.isEmpty {
+                // ICE restart (RFC 8445 §9.1): the peer's new credentials. Answering, we take
+                // new ones from libnice for our answer; offering, ours went in the offer.
+                let fresh = agent.restart(credentials: description.type == .answer ? offered : nil)
+                state.withLock { s in
+                    s.credentials = fresh
+                    s.remoteCandidates = RemoteCandidates()
+                    s.retrickle = true
+                    if description.type == .answer {
+                        s.offeredCredentials = nil
+                        s.iceRestartWanted = false
+                    }
+                }
+            }
+            agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd)
+        }
         let (candidates, endOfCandidates) = try state.withLock { s -> ([Candidate], Bool) in
             guard !s.machine.isClosed else { throw PeerConnectionError.closed }
             let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
@@ -310,9 +414,15 @@ public final class PeerConnection: Sendable {
             s.signaling = description.type == .offer ? .haveRemoteOffer : .stable
             events.append(.signalingState(s.signaling))
             s.remote = parsed
+            s.remoteType = description.type
             s.machine.descriptionSet(now: monotonicMs())
             if description.type == .answer {
                 events += negotiate(&s, answer: parsed, weAreOfferer: true)
+                if s.negotiations > 1 { plane.applyDirections() }
+                if s.retrickle {
+                    s.retrickle = false
+                    events += retrickledLocked(s)
+                }
             }
             return RemoteCandidates.carried(by: parsed)
         }
@@ -334,6 +444,33 @@ public final class PeerConnection: Sendable {
         for c in pending { try? addIceCandidate(c) }
         if endOfCandidates { agent.endOfRemoteCandidates() }
         maybeStartDTLS()
+    }
+
+    /// Rolls back our pending offer (W3C `setLocalDescription({type: "rollback"})`, RFC 8829
+    /// §5.7): the local description returns to the current one and the state to `stable`;
+    /// nothing the offer said took effect (directions change only with an answer). Sections
+    /// the offer added lose their mid. A pending remote offer is rolled back the same way.
+    /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` in `stable`.
+    public func rollback() throws {
+        let events = try state.withLock { s -> [PeerConnectionEvent] in
+            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
+            switch s.signaling {
+            case .haveLocalOffer:
+                s.offeredCredentials = nil
+                s.local = s.currentLocal
+                s.localType = s.currentLocalType
+                let kept = Set(s.currentLocal?.media.compactMap(\.mid) ?? [])
+                for t in plane.transceivers where t.mid.map({ !kept.contains($0) }) == true { t.mid = nil }
+            case .haveRemoteOffer:
+                s.remote = s.currentRemote
+                s.remoteType = s.currentLocalType == .offer ? .answer : .offer
+            default:
+                throw PeerConnectionError.invalidState(operation: "rollback", state: s.signaling.rawValue)
+            }
+            s.signaling = .stable
+            return [.signalingState(.stable)]
+        }
+        emit(events)
     }
 
     /// Adds a trickled remote candidate (W3C `addIceCandidate`); an empty candidate is
@@ -425,14 +562,20 @@ public final class PeerConnection: Sendable {
 
     // MARK: Private (with the state held where they take `inout State`)
 
+    /// The local side for the next description: a higher `o=` version (RFC 8829 §5.2.2:
+    /// every description of a session raises it), and what the current negotiation fixed
+    /// (mids, payload types, the mid-extension id, our DTLS role).
     private func optionsLocked(_ s: inout State) -> LocalDescriptionOptions {
         s.sessionVersion += 1
         let tracks = plane.transceivers.map { t in
             LocalTrack(kind: t.kind, direction: t.direction, ssrc: t.sender.ssrc, cname: cname,
-                       streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)")
+                       streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)", mid: t.mid, payloadType: t.payloadType)
         }
-        return LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
-                                       icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
+        var options = LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
+                                              icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
+        if let id = plane.negotiate({ _, router in router.midExtensionID }) { options.midExtensionID = Int(id) }
+        options.establishedSetup = s.dtlsRole.map { $0 == .client ? .active : .passive }
+        return options
     }
 
     /// Applies the answer (ours or theirs); returns the events to emit.
@@ -443,13 +586,32 @@ public final class PeerConnection: Sendable {
                                      weAreOfferer: weAreOfferer, router: &router),
              transceivers.contains { $0.currentDirection?.receives == true })
         }
-        s.dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer)
+        // The first answer fixes the DTLS roles; later ones keep them (RFC 8842 §5.5).
+        if s.dtlsRole == nil { s.dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer) }
         s.negotiated = true
+        s.negotiations += 1
+        s.currentLocal = weAreOfferer ? s.local : answer
+        s.currentLocalType = weAreOfferer ? .offer : .answer
+        s.currentRemote = weAreOfferer ? answer : s.remote
         // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
         // second): then a silent path is reported `disconnected` within seconds.
         s.agent?.setExpectsTraffic(receives)
         guard media.accepted == 0 else { return media.tracks }
         return media.tracks + s.machine.fail(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
+    }
+
+    /// Our candidates again, with the current (restarted) ufrag, and end-of-candidates
+    /// when gathering is complete: what the peer's restarted agent checks against.
+    private func retrickledLocked(_ s: State) -> [PeerConnectionEvent] {
+        let mid = s.local?.media.first { !$0.isRejected }?.mid ?? "0"
+        var events = s.localCandidates.map { c in
+            PeerConnectionEvent.localCandidate(IceCandidateInit(candidate: c.sdpValue, sdpMid: mid, sdpMLineIndex: 0,
+                                                                usernameFragment: s.credentials.ufrag))
+        }
+        if s.gathering == .complete {
+            events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0, usernameFragment: s.credentials.ufrag)))
+        }
+        return events
     }
 
     private func timingsLocked(_ s: State) -> ConnectionTimings {

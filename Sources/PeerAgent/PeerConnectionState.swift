@@ -50,6 +50,10 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case track(RemoteTrackInfo)
     /// `signalingstatechange`.
     case signalingState(SignalingState)
+    /// `negotiationneeded`: a transceiver's ``RtpTransceiver/direction`` no longer matches
+    /// what was negotiated, in `stable` (W3C "update the negotiation-needed flag"); a new
+    /// offer carries the change.
+    case negotiationNeeded
     /// The first complete remote frame (video) or packet (audio) of a track arrived.
     case firstRemoteFrame(kind: String, mid: String)
     /// A remote candidate could not be used: a name (mDNS `.local`) not resolved in time

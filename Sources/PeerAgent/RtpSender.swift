@@ -106,8 +106,25 @@ final class RtpSender: Sendable {
     /// (bad size, rate) nothing is sent and `failed` is called on the sender's thread with
     /// the codec's error.
     func start(transport: DtlsSrtpTransport, failed: @escaping @Sendable (Error) -> Void) {
+        setSending(true, transport: transport, failed: failed)
+    }
+
+    /// Follows a negotiated direction (RFC 3264 §8.4, hold): `sending` false pauses the
+    /// sender — the source goes on, its frames are dropped before the encoder, so RTP
+    /// timestamps keep wall time and the receiver sees the pause as a timestamp gap;
+    /// true starts it (the first time) or resumes it with a key frame. On the sender's
+    /// thread; returns at once. `failed` as for ``start(transport:failed:)``.
+    func setSending(_ sending: Bool, transport: DtlsSrtpTransport, failed: @escaping @Sendable (Error) -> Void) {
         thread.async { [self] in
-            do { try startOnThread(state.value, transport: transport) } catch { failed(error) }
+            let s = state.value
+            guard sending else { s.paused = true; return }
+            if !s.started {
+                s.paused = false
+                do { try startOnThread(s, transport: transport) } catch { failed(error) }
+            } else if s.paused {
+                s.paused = false
+                s.keyframeRequested = true
+            }
         }
     }
 
@@ -298,6 +315,7 @@ final class RtpSender: Sendable {
 
     private func sendVideo(_ frame: VideoSourceFrame) {
         let s = state.value
+        guard !s.paused else { return }
         var encoded: [EncodedVideoFrame] = []
         switch frame {
         case let .raw(image):
@@ -328,6 +346,7 @@ final class RtpSender: Sendable {
 
     private func sendAudio(_ block: AudioFrame) {
         let s = state.value
+        guard !s.paused else { return }
         guard let opus = s.opus, let encoded = try? opus.encode(block) else { return }
         let timestamp = timestampOffset &+ UInt32(truncatingIfNeeded: encoded.timestamp)
         guard let packet = try? s.opusPacketizer?.packetize(encoded.data, timestamp: timestamp, headerExtension: s.midExtension) else { return }
@@ -376,6 +395,8 @@ private final class SenderState {
     var lastSentAtNanos: UInt64 = 0
     var stats: OutboundRTPStats
     var started = false
+    /// True while the negotiated direction does not send (hold): frames are dropped.
+    var paused = false
     /// Called (on the thread) when a frame was sent: whether it was a key frame
     /// (``RtpSender/observeFramesSent(_:)``).
     var onFrameSent: (@Sendable (_ keyframe: Bool) -> Void)?

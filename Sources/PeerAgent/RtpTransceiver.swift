@@ -8,19 +8,42 @@ import Synchronization
 public final class RtpTransceiver: Sendable {
     /// `.audio` or `.video`.
     public let kind: MediaKind
-    /// The direction we asked for.
-    public let direction: Direction
-    /// The negotiated mid and direction (set by negotiation, read from any thread).
-    private let negotiated = Mutex<(mid: String?, currentDirection: Direction?)>((nil, nil))
+    /// What we want (W3C `[[Direction]]`), the negotiated mid, direction and payload type
+    /// (set by negotiation), read from any thread.
+    private let negotiated: Mutex<(direction: Direction, mid: String?, currentDirection: Direction?, payloadType: Int?)>
     let sender: RtpSender
     let receiver: RtpReceiver
+    /// Told when ``direction`` changes (the connection checks whether negotiation is needed).
+    private let directionChanged: @Sendable () -> Void
 
-    /// A transceiver of `kind` asking for `direction`, with its sender and receiver.
-    init(kind: MediaKind, direction: Direction, sender: RtpSender, receiver: RtpReceiver) {
+    /// A transceiver of `kind` asking for `direction`, with its sender and receiver;
+    /// `directionChanged` is called after each change of ``direction``.
+    init(kind: MediaKind, direction: Direction, sender: RtpSender, receiver: RtpReceiver,
+         directionChanged: @escaping @Sendable () -> Void = {}) {
         self.kind = kind
-        self.direction = direction
+        negotiated = Mutex((direction, nil, nil, nil))
         self.sender = sender
         self.receiver = receiver
+        self.directionChanged = directionChanged
+    }
+
+    /// The direction we want (W3C `RTCRtpTransceiver.direction`): sendrecv, sendonly,
+    /// recvonly or inactive. Setting a new one takes effect through the next offer or
+    /// answer; the connection then emits ``PeerConnectionEvent/negotiationNeeded``.
+    public var direction: Direction {
+        get { negotiated.withLock { $0.direction } }
+        set {
+            let changed = negotiated.withLock { n -> Bool in
+                defer { n.direction = newValue }
+                return n.direction != newValue
+            }
+            if changed { directionChanged() }
+        }
+    }
+    /// The payload type negotiated for what we send (nil before negotiation).
+    public internal(set) var payloadType: Int? {
+        get { negotiated.withLock { $0.payloadType } }
+        set { negotiated.withLock { $0.payloadType = newValue } }
     }
 
     /// The negotiated mid; nil before negotiation.

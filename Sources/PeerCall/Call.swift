@@ -53,6 +53,8 @@ public final class Call: Sendable {
         case routerStatus(WampStatus)
         case tick
         case hangUp(reason: String, interrupted: Bool)
+        /// An action from `--at` or `--control` (``Call/perform(_:origin:)``).
+        case action(CallAction, origin: String)
     }
 
     /// A call with `options`; events go to `onEvent` (from the run task, in order).
@@ -73,9 +75,27 @@ public final class Call: Sendable {
         feed.yield(.hangUp(reason: interrupted ? "interrupted" : "hung up", interrupted: interrupted))
     }
 
+    /// Asks the running call to take `action` (`--control`; `--at` actions are taken by the
+    /// call itself). Its result comes as a ``CallEvent/action(_:ok:detail:origin:)`` event
+    /// carrying `origin`. Safe from any thread; an action before `established` is refused
+    /// in that event.
+    public func perform(_ action: CallAction, origin: String) {
+        feed.yield(.action(action, origin: origin))
+    }
+
     /// Runs the call to its end and returns the outcome. Never throws: every failure is
     /// an exit code with a reason. Called once per call (the inputs are consumed).
     public func run() async -> CallResult { await CallRun(call: self).run() }
+
+    /// The `o=` session id and version of an SDP as numbers, nil when there is no usable
+    /// `o=` line (RFC 8866 §5.2; a version beyond 64 bits counts as the largest).
+    static func session(_ sdp: String) -> (id: String, version: UInt64)? {
+        guard let identity = identity(sdp) else { return nil }
+        let parts = identity.split(separator: " ")
+        guard parts.count == 2 else { return nil }
+        let version = UInt64(parts[1]) ?? (parts[1].allSatisfy(\.isNumber) ? UInt64.max : 0)
+        return (String(parts[0]), version)
+    }
 
     /// The `o=` session id and version of an SDP, which identify an offer (RFC 8866 §5.2).
     static func identity(_ sdp: String) -> String? {

@@ -32,6 +32,18 @@ public enum CallEvent: Sendable {
     /// `offerReceived`, `answerPublished`, `answerReceived`, `iceConnected`,
     /// `dtlsConnected`, `firstRemoteFrame` (video), `firstRemoteAudio`.
     case milestone(String, peer: String?)
+    /// An offer/answer exchange during the call completed (`shared/PROTOCOL.md`
+    /// "Renegotiation"): who offered (`local` or `remote`), why (the action, or `remote`),
+    /// the negotiated directions from our side by m-section kind before and after, and how
+    /// long from the offer (published or received) to the answer applied, ms.
+    case renegotiated(peer: String, offerer: String, reason: String, before: [String: String], after: [String: String], ms: Double)
+    /// A renegotiation did not happen and the call goes on as before: our re-offer got no
+    /// answer within `--timeout` and was rolled back, was rolled back for the peer's in
+    /// glare, or the peer's re-offer was refused (`reason` names the line) or ignored.
+    case renegotiationFailed(peer: String, reason: String)
+    /// The result of an action (`--at`, `--control`): `ok`, or why not; `origin` says
+    /// where it came from (`at 3` or `control`, with the command's id).
+    case action(CallAction, ok: Bool, detail: String?, origin: String)
     /// Final statistics of the connection with `peer`.
     case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
 }

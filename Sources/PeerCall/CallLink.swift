@@ -1,6 +1,24 @@
 // CallLink: one peer connection of a call and what the call knows about it — offer/answer exchanged, published candidates, established, failed.
 import PeerAgent
 import Foundation
+import SDP
+
+/// Our re-offer during a call, waiting for its answer.
+struct PendingReoffer {
+    /// Why (the action, or what was wanted).
+    var reason: String
+    /// The offer as published (republished while unanswered).
+    var offer: SessionDescriptionInit
+    /// When it was first and last published.
+    var sentAt: Date
+    var lastPublish: Date
+    /// The negotiated directions by kind before it.
+    var before: [String: String]
+    /// What a rollback restores (the re-offer unanswered): the wished directions and hold.
+    var wishes: [Direction]
+    var localHold: Bool
+    var directionsBeforeHold: [Direction]?
+}
 
 /// One remote peer of a ``Call``: its ``PeerConnection`` and the call's record of it.
 /// Used only by the call's task (no lock).
@@ -40,6 +58,29 @@ final class CallLink {
     var closedByPeer = false
     /// The answer was a decline (busy): no call ever existed with this peer.
     var declined = false
+    /// The `o=` identities (id and version) of the offers and answers we published to this
+    /// peer: the router brings our own back (legacy: both sides hear both topics).
+    var publishedOffers: Set<String> = [], publishedAnswers: Set<String> = []
+    /// The `o=` id and version of the peer's latest description taken.
+    var remoteSession: (id: String, version: UInt64)?
+    /// The DTLS fingerprints of the peer's latest description taken.
+    var remoteFingerprints: [Fingerprint] = []
+    /// The `o=` identity of the peer's offer our latest answer answered.
+    var answeredIdentity: String?
+    /// Our re-offer waiting for its answer.
+    var reoffer: PendingReoffer?
+    /// Why a renegotiation was wanted while another was under way (taken once `stable`).
+    var wanted: [String] = []
+    /// We hold the peer (RFC 3264 §8.4); the directions we wanted before, to unhold.
+    var localHold = false
+    var directionsBeforeHold: [Direction]?
+    /// The peer holds us: its latest offer receives nothing, where its first description
+    /// received something.
+    var remoteHolds = false
+    /// Whether the peer's first description received anything (nil before it came).
+    var remoteReceivedAtStart: Bool?
+    /// The call state last reported for this link's hold (`hold` or not).
+    var holdReported = false
     /// True when a call was set up with this peer (answered for real, or connected).
     var inCall: Bool { established || (answered && !declined) }
 

@@ -181,6 +181,12 @@ public struct CallOptions: Sendable {
     public var offerRepeatSeconds = 3.0
     /// Periodic `frames` events this often, seconds.
     public var progressIntervalSeconds = 1.0
+    /// `--at`: actions taken at set times after `established`, in any order.
+    public var scheduledActions: [ScheduledAction] = []
+    /// Restart ICE automatically (a re-offer with new credentials from the side that
+    /// offered first) when ICE is `disconnected` for 5 s or `failed`; `--no-ice-restart`
+    /// turns it off.
+    public var restartsIce = true
 
     /// Options for `role` against the router `url`.
     public init(role: Role, router url: String, realm: String = "realm1") {

@@ -15,14 +15,14 @@ import WampClient
 final class CallRun {
     /// The call this is a run of (its options, input stream and counters).
     let call: Call
-    private let options: CallOptions
-    private let onEvent: @Sendable (CallEvent) -> Void
+    let options: CallOptions
+    let onEvent: @Sendable (CallEvent) -> Void
     private let feed: AsyncStream<Call.Input>.Continuation
-    private let profile: any SignalingProfile
+    let profile: any SignalingProfile
     private let hangUpRequest: HangUpRequest
 
     private var session: WampSession?
-    private var links: [String: CallLink] = [:]
+    var links: [String: CallLink] = [:]
     /// Candidates that came before their peer's offer, for the connection it makes.
     private var earlyCandidates = EarlyCandidates()
     private var ended: [PeerResult] = []
@@ -31,7 +31,9 @@ final class CallRun {
     private var establishedAt: Date?
     private var waitingSince = Date()
     private var lastProgress = Date()
-    private var finishing = false
+    var finishing = false
+    /// The `--at` actions waiting for their time (cancelled when the call ends).
+    private var scheduled: [Task<Void, Never>] = []
 
     /// A run of `call`, before anything happened.
     init(call: Call) {
@@ -134,7 +136,7 @@ final class CallRun {
 
     /// Publishes `publication` on the router; a failure is not the call's (the router
     /// reconnects and the offer is republished).
-    private func publish(_ publication: Publication) async {
+    func publish(_ publication: Publication) async {
         guard let session else { return }
         _ = try? await session.publish(publication.topic, args: publication.args)
     }
@@ -164,6 +166,8 @@ final class CallRun {
             return await tick()
         case let .hangUp(reason, interrupted):
             return await end(code: interrupted ? ExitCode.interrupted : nil, state: .finished, reason: reason)
+        case let .action(action, origin):
+            return await act(action, origin: origin)
         }
     }
 
@@ -186,13 +190,14 @@ final class CallRun {
             return await end(code: ExitCode.timeout, state: .failed,
                              reason: "\(what) within --timeout \(formatSeconds(options.timeoutSeconds)) s")
         }
+        await reofferTick(now)
         // Republish unanswered offers (an answerer may join late).
         for link in links.values where link.offerer && !link.answered {
             if now.timeIntervalSince(link.lastOfferPublish) >= options.offerRepeatSeconds, let offer = link.offer {
                 link.lastOfferPublish = now
                 // With trickle, the repeat carries the candidates found so far (same o= line):
                 // an answerer that joined late missed the trickled ones.
-                await publish(profile.offer(options.trickle ? (link.pc.localDescription ?? offer) : offer, to: link.peer))
+                await publish(options.trickle ? (link.pc.localDescription ?? offer) : offer, on: link)
             }
         }
         // Vanilla ICE: descriptions whose gathering has run out of time go with what there is.
@@ -217,8 +222,19 @@ final class CallRun {
         case .ignored:
             break
         case let .offer(offer, from):
-            await offered(offer, from: from)
+            // Our own (legacy: both sides hear both topics), by our o= session id.
+            if isOurs(offer, peer: from) { return nil }
+            if let link = links[from], link.inCall, !finishing {
+                await inCallOffer(offer, on: link)
+            } else {
+                await offered(offer, from: from)
+            }
         case let .answer(answer, from):
+            if isOurs(answer, peer: from) { return nil }
+            if let link = links[from], link.reoffer != nil {
+                await reanswered(answer, on: link)
+                return nil
+            }
             return await applyAnswer(answer, peer: from)
         case let .candidate(candidate, from):
             remoteCandidate(candidate, peer: from, topic: topic)
@@ -241,6 +257,23 @@ final class CallRun {
             }
         }
         return nil
+    }
+
+    /// True when `description` is one we published to `peer` (the router echoed it): the
+    /// same type and `o=` identity. (A busy decline repeats the declined offer's `o=` line,
+    /// so an offerer's own identity in an answer is not its own.)
+    private func isOurs(_ description: SessionDescriptionInit, peer: String) -> Bool {
+        guard let link = links[peer], let identity = Call.identity(description.sdp) else { return false }
+        return (description.type == .offer ? link.publishedOffers : link.publishedAnswers).contains(identity)
+    }
+
+    /// Publishes our offer or answer `description` to `link`'s peer, noting its identity
+    /// (``isOurs(_:peer:)``).
+    func publish(_ description: SessionDescriptionInit, on link: CallLink) async {
+        if let identity = Call.identity(description.sdp) {
+            if description.type == .offer { link.publishedOffers.insert(identity) } else { link.publishedAnswers.insert(identity) }
+        }
+        await publish(description.type == .offer ? profile.offer(description, to: link.peer) : profile.answer(description, to: link.peer))
     }
 
     private func drop(_ topic: String, _ reason: String) -> CallResult? {
@@ -296,14 +329,14 @@ final class CallRun {
         if description.type == .offer {
             link.offer = description
             link.lastOfferPublish = Date()
-            await publish(profile.offer(description, to: link.peer))
+            await publish(description, on: link)
             onEvent(.milestone("offerPublished", peer: link.peer))
             if !profile.isMesh { report(.ringing, nil, nil) }
             return
         }
         link.answer = description
         link.answered = true
-        await publish(profile.answer(description, to: link.peer))
+        await publish(description, on: link)
         onEvent(.milestone("answerPublished", peer: link.peer))
         if link.pc.connectionState == .failed {
             link.failed = (ExitCode.ice, link.pc.failureReason ?? "negotiation failed")
@@ -313,15 +346,18 @@ final class CallRun {
 
 
     /// An offer from `peer`: answered, or for a peer we have a connection with, what the
-    /// profile's rule says (answer again, ignore, decline as busy, replace).
-    private func offered(_ offer: SessionDescriptionInit, from peer: String) async {
+    /// profile's rule says (answer again, ignore, decline as busy, replace). `inCall`: the
+    /// offer is another caller's while a call with `peer` exists (``InCallOffer``); a
+    /// legacy offerer ignores offers until its call exists.
+    func offered(_ offer: SessionDescriptionInit, from peer: String, inCall: Bool = false) async {
         let identity = Call.identity(offer.sdp)
         if let link = links[peer] {
+            if link.offerer, !inCall, !profile.isMesh { return }
             switch profile.repeatedOffer(from: peer, identity: identity, taken: link.offerIdentity, haveAnswer: link.answer != nil,
                                          weOffered: link.offerer, answered: link.answered) {
             case .answerAgain:
                 // Our answer may have been missed (now with every candidate).
-                if let answer = link.answer { await publish(profile.answer(link.pc.localDescription ?? answer, to: peer)) }
+                if let answer = link.answer { await publish(link.pc.localDescription ?? answer, on: link) }
                 return
             case .ignore:
                 return
@@ -348,6 +384,8 @@ final class CallRun {
         }
         do {
             try link.pc.setRemoteDescription(offer)
+            took(offer.sdp, on: link)
+            link.answeredIdentity = identity
             let answer = try link.pc.createAnswer()
             try link.pc.setLocalDescription(answer)
             if options.trickle { await published(answer, on: link) } else { awaitGathering(answer, on: link) }
@@ -367,7 +405,7 @@ final class CallRun {
             return
         }
         onEvent(.busy(from: identity.map { "offer o=\($0)" } ?? "an offer", reason: "already in a call"))
-        await publish(profile.answer(answer, to: peer))
+        if let link = links[peer] { await publish(answer, on: link) } else { await publish(profile.answer(answer, to: peer)) }
     }
 
     private func applyAnswer(_ answer: SessionDescriptionInit, peer: String) async -> CallResult? {
@@ -388,6 +426,7 @@ final class CallRun {
         do {
             onEvent(.milestone("answerReceived", peer: peer))
             try link.pc.setRemoteDescription(answer)
+            took(answer.sdp, on: link)
             link.answered = true
             link.answer = answer
         } catch {
@@ -455,6 +494,7 @@ final class CallRun {
             if establishedAt == nil {
                 establishedAt = Date()
                 report(hold ? .hold : .established, mesh ? link.peer : nil, nil)
+                scheduleActions()
             } else if mesh {
                 report(hold ? .hold : .established, link.peer, nil)
             }
@@ -473,6 +513,17 @@ final class CallRun {
         default: break
         }
         return nil
+    }
+
+    /// Starts the `--at` timers, measured from now (`established`).
+    private func scheduleActions() {
+        for item in options.scheduledActions {
+            scheduled.append(Task { [feed] in
+                try? await Task.sleep(nanoseconds: UInt64(item.seconds * 1_000_000_000))
+                guard !Task.isCancelled else { return }
+                feed.yield(.action(item.action, origin: "at \(formatSeconds(item.seconds))"))
+            })
+        }
     }
 
     // MARK: Ending
@@ -496,8 +547,9 @@ final class CallRun {
 
     /// Ends the call: publishes close, closes every connection (files complete), leaves
     /// the router, and returns the outcome (``CallVerdict``).
-    private func end(code: Int32?, state final: CallState, reason: String?, announce: Bool = true) async -> CallResult {
+    func end(code: Int32?, state final: CallState, reason: String?, announce: Bool = true) async -> CallResult {
         finishing = true
+        for task in scheduled { task.cancel() }
         // Vanilla ICE: a description still waiting for gathering goes out with what there is.
         for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.awaitingGathering != nil {
             await publishGathered(link)
@@ -520,7 +572,7 @@ final class CallRun {
         return CallResult(exitCode: code, state: final, reason: reason, peers: ended)
     }
 
-    private func report(_ s: CallState, _ peer: String?, _ reason: String?) {
+    func report(_ s: CallState, _ peer: String?, _ reason: String?) {
         if peer == nil { state = s }
         onEvent(.state(s, peer: peer, reason: reason))
     }

@@ -9,8 +9,10 @@ import WampClient
 ///
 /// Payloads: a description is the first argument, an object `{"type","sdp"}` or a JSON
 /// string of it (``CallOptions/descriptionAsString`` says which we write); a candidate is
-/// a JSON string; `close` has no arguments. The offerer ignores offers (its own come back)
-/// and the answerer answers.
+/// a JSON string; `close` has no arguments. Both sides take offers and answers from the
+/// topics (during a call either may re-offer, `shared/PROTOCOL.md` "Renegotiation"); the
+/// call recognises its own by its `o=` session id, and an offerer takes no offer before its
+/// call exists.
 ///
 /// Busy: an answerer in a call that gets a different offer keeps its call and declines
 /// the new one with an answer rejecting every m-section (port 0, RFC 3264 §6) whose `o=`
@@ -38,11 +40,9 @@ struct LegacyProfile: SignalingProfile {
     func message(topic name: String, event: WampEvent) throws(Signaling.PayloadError) -> SignalingMessage {
         switch name {
         case topic("offer"):
-            guard !offers else { return .ignored }  // the offerer ignores offers (its own included)
             return .offer(try Self.description(event.args.first, of: .offer, missing: "offer without arguments",
                                                place: "on the offer topic"), from: peer)
         case topic("answer"):
-            guard offers else { return .ignored }  // the answerer ignores answers
             return .answer(try Self.description(event.args.first, of: .answer, missing: "answer without arguments",
                                                 place: "on the answer topic"), from: peer)
         case topic("candidate"):
@@ -77,6 +77,9 @@ struct LegacyProfile: SignalingProfile {
         guard identity != nil, identity == taken else { return .decline }
         return haveAnswer ? .answerAgain : .ignore
     }
+
+    /// The side that answered the first offer is polite.
+    func isPolite(toward peer: String, weOfferedFirst: Bool) -> Bool { !weOfferedFirst }
 
     /// The busy answer to `offer`: every m-section rejected (port 0, `a=inactive`, its mid
     /// kept; RFC 3264 §6) under an `o=` line with the offer's session id and version.

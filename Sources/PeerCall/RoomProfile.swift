@@ -68,6 +68,9 @@ struct RoomProfile: SignalingProfile {
     /// Leaving the room is always announced.
     func close(inCall: Bool) -> Publication? { Publication(topic: roomTopic("close"), args: [.string(user)]) }
 
+    /// The lower user id is polite.
+    func isPolite(toward peer: String, weOfferedFirst: Bool) -> Bool { user < peer }
+
     /// The same offer with our answer made is answered again; in glare the lower user id
     /// keeps its own unanswered offer; anything else replaces the connection.
     func repeatedOffer(from peer: String, identity: String?, taken: String?, haveAnswer: Bool, weOffered: Bool,

@@ -78,6 +78,10 @@ protocol SignalingProfile: Sendable {
     /// was exchanged).
     func repeatedOffer(from peer: String, identity: String?, taken: String?, haveAnswer: Bool, weOffered: Bool,
                        answered: Bool) -> RepeatedOffer
+    /// Glare during a call (W3C perfect negotiation, `shared/PROTOCOL.md`): true when we
+    /// are the polite side toward `peer` (we roll our re-offer back and answer theirs);
+    /// `weOfferedFirst` when our offer set the call up.
+    func isPolite(toward peer: String, weOfferedFirst: Bool) -> Bool
 }
 
 extension SignalingProfile {

@@ -12,11 +12,17 @@ public struct LocalTrack: Equatable, Sendable {
     /// `a=msid` stream and track ids.
     public var streamId: String
     public var trackId: String
+    /// The mid negotiated for the track's m-section (nil before its first offer): a
+    /// subsequent offer keeps it in its place, an answer takes the offered section with it.
+    public var mid: String?
+    /// The payload type negotiated for our codec (nil: ours, Opus 111 or VP8 96): a
+    /// subsequent offer keeps it (RFC 8829 §5.2.2).
+    public var payloadType: Int?
 
     public init(kind: MediaKind, direction: Direction = .sendrecv, ssrc: UInt32, cname: String,
-                streamId: String, trackId: String) {
+                streamId: String, trackId: String, mid: String? = nil, payloadType: Int? = nil) {
         self.kind = kind; self.direction = direction; self.ssrc = ssrc; self.cname = cname
-        self.streamId = streamId; self.trackId = trackId
+        self.streamId = streamId; self.trackId = trackId; self.mid = mid; self.payloadType = payloadType
     }
 }
 
@@ -33,8 +39,14 @@ public struct LocalDescriptionOptions: Equatable, Sendable {
     public var iceOptions: [String] = ["trickle"]
     /// The certificate fingerprint(s) (RFC 8122), normally one sha-256.
     public var fingerprints: [Fingerprint]
-    /// At most one audio and one video track.
+    /// The tracks, one m-section each (in a first offer audio comes first).
     public var tracks: [LocalTrack]
+    /// The id of the mid header extension (RFC 8843 §15.1) in our offers: 1, or the id
+    /// negotiated, which a subsequent offer keeps (RFC 8829 §5.2.2).
+    public var midExtensionID = 1
+    /// Our `a=setup` in answers once a DTLS association exists: `active` for its client,
+    /// `passive` for its server (RFC 8842 §5.5: the roles stay); nil before.
+    public var establishedSetup: Setup?
 
     public init(sessionId: UInt64, sessionVersion: UInt64 = 2, iceUfrag: String, icePwd: String,
                 iceOptions: [String] = ["trickle"], fingerprints: [Fingerprint], tracks: [LocalTrack]) {
@@ -42,7 +54,6 @@ public struct LocalDescriptionOptions: Equatable, Sendable {
         self.icePwd = icePwd; self.iceOptions = iceOptions; self.fingerprints = fingerprints; self.tracks = tracks
     }
 
-    func track(_ kind: MediaKind) -> LocalTrack? { tracks.first { $0.kind == kind } }
 }
 
 /// Offer/answer (RFC 3264, JSEP RFC 8829 §5.2–5.3) for the codecs `peer` serves:
@@ -71,24 +82,58 @@ public enum JSEP {
         }
     }
 
-    /// Builds an offer with one m-section per local track (audio first), mids "0", "1", …,
-    /// all in one BUNDLE group, `a=setup:actpass`, rtcp-mux and rtcp-rsize.
-    public static func createOffer(_ options: LocalDescriptionOptions) -> SessionDescription {
+    /// Builds an offer with one m-section per local track, all in one BUNDLE group,
+    /// `a=setup:actpass` (RFC 8842 §5.5 lets the answerer keep its role), rtcp-mux and
+    /// rtcp-rsize.
+    /// - A first offer (`previous` nil): audio first, mids "0", "1", ….
+    /// - A subsequent offer (RFC 8829 §5.2.2; `previous` is the current local description):
+    ///   every section of `previous` in its place, with its mid — a track's with the track's
+    ///   direction, negotiated payload type and mid-extension id, a section without a
+    ///   track (one we rejected, or stopped) again with port 0 — then the tracks without a
+    ///   mid appended, each with the lowest unused number as mid.
+    public static func createOffer(_ options: LocalDescriptionOptions, previous: SessionDescription? = nil) -> SessionDescription {
         var d = baseDescription(options)
-        let ordered = options.tracks.sorted { ($0.kind == .audio ? 0 : 1) < ($1.kind == .audio ? 0 : 1) }
-        for (index, track) in ordered.enumerated() {
-            guard let codec = codec(for: track.kind) else { continue }
-            var m = section(kind: track.kind, mid: String(index), options: options, setup: .actpass)
-            m.formats = [String(codec.payloadType)]
-            m.payloads = [codec]
-            m.extmaps = [Extmap(id: 1, uri: midExtension)]
-            m.direction = track.direction
-            announce(track, in: &m)
+        var placed = Set<Int>()
+        for old in previous?.media ?? [] {
+            if let mid = old.mid, let i = options.tracks.indices.first(where: { !placed.contains($0) && options.tracks[$0].mid == mid
+                                                                                && options.tracks[$0].kind == old.kind }),
+               let m = offered(options.tracks[i], mid: mid, options) {
+                placed.insert(i)
+                d.media.append(m)
+            } else {
+                d.media.append(rejected(old))
+            }
+        }
+        var rest = options.tracks.indices.filter { !placed.contains($0) }
+        if previous == nil { rest.sort { (options.tracks[$0].kind == .audio ? 0 : 1, $0) < (options.tracks[$1].kind == .audio ? 0 : 1, $1) } }
+        var usedMids = Set(d.media.compactMap(\.mid) + options.tracks.compactMap(\.mid))
+        var next = 0
+        for i in rest {
+            var mid = options.tracks[i].mid
+            if mid == nil || d.media.contains(where: { $0.mid == mid }) {
+                while usedMids.contains(String(next)) { next += 1 }
+                mid = String(next)
+            }
+            guard let mid, let m = offered(options.tracks[i], mid: mid, options) else { continue }
+            usedMids.insert(mid)
             d.media.append(m)
         }
-        let mids = d.media.compactMap(\.mid)
+        let mids = d.media.filter { !$0.isRejected }.compactMap(\.mid)
         if !mids.isEmpty { d.groups = [Group(semantics: "BUNDLE", mids: mids)] }
         return d
+    }
+
+    /// The offered m-section of `track` with `mid` (nil for a kind without our codec).
+    static func offered(_ track: LocalTrack, mid: String, _ options: LocalDescriptionOptions) -> MediaDescription? {
+        guard var codec = codec(for: track.kind) else { return nil }
+        if let pt = track.payloadType, (0...127).contains(pt) { codec.payloadType = pt }
+        var m = section(kind: track.kind, mid: mid, options: options, setup: .actpass)
+        m.formats = [String(codec.payloadType)]
+        m.payloads = [codec]
+        m.extmaps = [Extmap(id: (1...14).contains(options.midExtensionID) ? options.midExtensionID : 1, uri: midExtension)]
+        m.direction = track.direction
+        announce(track, in: &m)
+        return m
     }
 
     /// Builds the answer to `offer` (RFC 3264 §6, RFC 8829 §5.3.1):
@@ -99,33 +144,45 @@ public enum JSEP {
     /// - a section we cannot serve (no common codec, no local track of its kind,
     ///   data channels, a rejected offer section) rejected with port 0, mid kept;
     /// - BUNDLE: the offered group minus rejected mids;
-    /// - `a=setup:active` against actpass or passive, `passive` against active;
-    /// - header extensions we support kept with the offerer's ids.
+    /// - `a=setup:active` against actpass or passive, `passive` against active; once a DTLS
+    ///   association exists, ``LocalDescriptionOptions/establishedSetup`` (the roles stay);
+    /// - header extensions we support kept with the offerer's ids;
+    /// - a section takes the track negotiated with its mid, else the first track of its
+    ///   kind not negotiated yet (a subsequent offer, RFC 8829 §5.3.2).
     /// - Throws: ``JSEPError`` when the offer is not an offer we can answer at all
-    ///   (an m-section without `a=mid`, an offered `a=setup:holdconn`).
+    ///   (an m-section without `a=mid`, an offered `a=setup:holdconn`, or a setup that would
+    ///   swap the roles of the association in use).
     public static func createAnswer(to offer: SessionDescription, _ options: LocalDescriptionOptions) throws(JSEPError) -> SessionDescription {
         var d = baseDescription(options)
         d.extmapAllowMixed = offer.extmapAllowMixed
-        var used: Set<MediaKind> = []
+        var used = Set<Int>()
         for (index, o) in offer.media.enumerated() {
             guard let mid = o.mid else { throw .missingMid(index: index) }
             let offeredSetup = o.setup ?? offer.setup ?? .actpass
-            let setup: Setup
+            var setup: Setup
             switch offeredSetup {
             case .actpass, .passive: setup = .active
             case .active: setup = .passive
             case .holdconn: throw .unusableSetup(mid: mid, setup: offeredSetup.rawValue)
             }
+            if let kept = options.establishedSetup, !o.isRejected {
+                guard offeredSetup == .actpass || setup == kept else {
+                    throw .roleSwap(mid: mid, setup: offeredSetup.rawValue, kept: kept.rawValue)
+                }
+                setup = kept
+            }
             var m = section(kind: o.kind, mid: mid, options: options, setup: setup)
             m.proto = o.proto
-            let track = used.contains(o.kind) ? nil : options.track(o.kind)
+            let slot = options.tracks.indices.first { !used.contains($0) && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == mid }
+                ?? options.tracks.indices.first { !used.contains($0) && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == nil }
             let common = commonPayloads(o)
-            guard let track, !o.isRejected, o.isRTP, !common.isEmpty,
+            guard let slot, !o.isRejected, o.isRTP, !common.isEmpty,
                   o.proto.uppercased().contains("SAVP") else {
                 d.media.append(rejected(o))
                 continue
             }
-            used.insert(o.kind)
+            used.insert(slot)
+            let track = options.tracks[slot]
             m.formats = common.map { String($0.payloadType) }
             m.payloads = common
             m.rtcpMux = o.rtcpMux
@@ -210,11 +267,16 @@ public enum JSEPError: Error, Equatable, CustomStringConvertible {
     case missingMid(index: Int)
     /// The section `mid` offers `a=setup:<setup>`, which allows no DTLS role.
     case unusableSetup(mid: String, setup: String)
+    /// A subsequent offer's `a=setup:<setup>` in `mid` would swap the roles of the DTLS
+    /// association in use (we answer `kept`).
+    case roleSwap(mid: String, setup: String, kept: String)
 
     public var description: String {
         switch self {
         case .missingMid(let index): return "offer m-section \(index) has no a=mid"
         case let .unusableSetup(mid, setup): return "offer m-section mid \(mid) has a=setup:\(setup); expected actpass, active or passive"
+        case let .roleSwap(mid, setup, kept):
+            return "re-offer m-section mid \(mid) has a=setup:\(setup), which swaps the DTLS roles in use (ours is a=setup:\(kept)); expected actpass"
         }
     }
 }

@@ -18,6 +18,8 @@ struct CallCommandLine {
     /// `--repeat N|forever`: how many calls to take one after another; nil for one call
     /// without numbering (the default), 0 for `forever`.
     var repeatCount: Int?
+    /// `--control stdin`: one JSON command per line on standard input.
+    var control = false
 }
 
 /// Parses the options of `peer offer|answer|room` into a ``CallCommandLine``; exits 2
@@ -39,6 +41,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     var json = false
     var statsPath: String?
     var repeatCount: Int?
+    var control = false
     var o = CallOptions(role: role, router: "")
     var p = OptionParser(command: role.rawValue, arguments)
     while let option = p.next() {
@@ -91,6 +94,13 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         case "--min-frames": o.minFrames = Int(p.number(0...10_000_000))
         case "--local-address": o.peerConnection.localAddresses.append(p.value())
         case "--no-decode": o.decode = false
+        case "--at":
+            let text = p.value()
+            do { o.scheduledActions.append(try ScheduledAction(parsing: text)) } catch { p.fail("\(error)") }
+        case "--control":
+            let text = p.value()
+            guard text == "stdin" else { p.refuse(text, expected: "stdin (one JSON command per line, e.g. {\"action\":\"hold\"})") }
+            control = true
         case "--json": json = true
         case "--stats": statsPath = p.value()
         case "--repeat":
@@ -124,7 +134,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             p.fail("--turn \"\(entry.url)\": \(error)")
         }
     }
-    return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount)
+    return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount, control: control)
 }
 
 /// One JSON event per line on stdout (`--json`), flushed at once.
@@ -185,6 +195,7 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
         source.resume()
         handlers.append(source)
     }
+    if line.control { readControlCommands(current: current, out: out) }
     let code: Int32
     if let count = line.repeatCount {
         code = await runRepeatedCalls(line, count: count, current: current, out: out)
@@ -260,6 +271,25 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
         case let .router(text):
             say("router \(text)")
             if json { out.emit(["event": "router", "status": text]) }
+        case let .renegotiated(peer, offerer, reason, before, after, ms):
+            say("\(peer): renegotiated (\(reason), offered by \(offerer == "local" ? "us" : "the peer")) in \(String(format: "%.1f", ms)) ms: "
+                + after.keys.sorted().map { "\($0) \(before[$0] ?? "-") → \(after[$0] ?? "-")" }.joined(separator: ", "))
+            if json {
+                out.emit(["event": "renegotiated", "peer": peer, "offerer": offerer, "reason": reason, "before": before, "after": after,
+                          "ms": (ms * 10).rounded() / 10])
+            }
+        case let .renegotiationFailed(peer, reason):
+            say("\(peer): \(reason)")
+            if json { out.emit(["event": "renegotiationFailed", "peer": peer, "reason": reason]) }
+        case let .action(action, ok, detail, origin):
+            say("\(action.rawValue) (\(origin)): \(ok ? "done" : "not done")\(detail.map { ": \($0)" } ?? "")")
+            let control = origin == "control" || origin.hasPrefix("control:")
+            if json || control {
+                var fields: [String: Any] = ["event": "action", "action": action.rawValue, "ok": ok, "detail": detail ?? NSNull(),
+                                             "origin": control ? "control" : origin]
+                if origin.hasPrefix("control:") { fields["id"] = String(origin.dropFirst("control:".count)) }
+                out.emit(fields)
+            }
         case let .milestone(name, peer):
             if json { out.emit(["event": "milestone", "name": name, "peer": peer ?? NSNull()]) }
         case let .stats(peer, report, videoPath, audioPath):
@@ -278,4 +308,30 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             }
         }
     }
+}
+
+/// `--control stdin`: reads one JSON command per line from standard input on a thread of
+/// its own until end of input and hands each to the call in progress; a line that is not a
+/// command, or one while no call runs, gets an `action` event with `ok: false` and the
+/// reason on stdout, and nothing else happens.
+func readControlCommands(current: CurrentCall, out: JSONEvents) {
+    let thread = Thread {
+        while let line = readLine(strippingNewline: true) {
+            if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
+            do {
+                let command = try ControlCommand(parsing: line)
+                let origin = command.id.map { "control:\($0)" } ?? "control"
+                guard current.perform(command.action, origin: origin) else {
+                    out.emit(["event": "action", "action": command.action.rawValue, "ok": false, "origin": "control",
+                              "detail": "no call in progress", "id": command.id ?? NSNull()])
+                    continue
+                }
+            } catch {
+                say("--control: \(error)")
+                out.emit(["event": "action", "ok": false, "origin": "control", "detail": "\(error)"])
+            }
+        }
+    }
+    thread.name = "peer.control"
+    thread.start()
 }

@@ -31,6 +31,13 @@ final class CurrentCall: Sendable {
         call?.hangUp(interrupted: true)
     }
 
+    /// Hands `action` to the call in progress (``Call/perform(_:origin:)``); false when none runs.
+    func perform(_ action: CallAction, origin: String) -> Bool {
+        guard let call = state.withLock({ $0.call }) else { return false }
+        call.perform(action, origin: origin)
+        return true
+    }
+
     /// True once a signal came.
     var interrupted: Bool { state.withLock { $0.interrupted } }
 }

@@ -71,9 +71,19 @@ let usage = """
       --local-address IP      gather only on this address (repeatable), e.g. --local-address 127.0.0.1
       --no-decode             record without decoding (less CPU; no framesDecoded), e.g. for
                               long recordings
+      --at SECONDS:ACTION     during the call, SECONDS after "established" (repeatable):
+                              hold, unhold, ice-restart, video:off, video:on, audio:off,
+                              audio:on or hangup; hold/unhold and on/off re-offer new
+                              directions (state hold while either side holds), e.g.
+                              --at 3:hold --at 6:unhold --at 9:hangup
+      --control stdin         one JSON command per line on stdin, the same actions, e.g.
+                              {"action":"hold","id":1}; each answered by an "action" event
+                              on stdout (ok, detail, id); a bad line gets ok false only
       --json                  one JSON event per line on stdout: state, milestone, candidate,
                               track, frames (every second), busy, signalingError, router,
-                              stats (W3C webrtc-stats), exit; each with t = ms since start,
+                              renegotiated (offerer, reason, before/after directions, ms),
+                              renegotiationFailed, action, stats (W3C webrtc-stats), exit;
+                              each with t = ms since start,
                               e.g. peer offer … --json | jq 'select(.event=="frames")'
       --stats PATH            write the final statistics of every peer to PATH (JSON),
                               e.g. --stats call-stats.json

@@ -163,8 +163,18 @@ struct CallHarness: Sendable {
     /// ``TestServices/run(_:_:environment:timeout:)``: with many processes spawned at
     /// once from this test process that returned up to seconds after `peer` had exited.
     func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double = 60) async throws -> PeerRun {
+        try await run(name, subcommand, args, timeout: timeout, script: #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err""#)
+    }
+
+    /// ``run(_:_:_:timeout:)`` with standard input read from the fifo `input` (opened
+    /// read-write, so opening it never waits for a writer).
+    func runWithInput(_ name: String, _ subcommand: String, _ args: [String], input: String, timeout: Double = 60) async throws -> PeerRun {
+        try await run(name, subcommand, args, timeout: timeout,
+                      script: #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err" <> '"# + input + "'")
+    }
+
+    private func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double, script: String) async throws -> PeerRun {
         let base = path(name)
-        let script = #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err""#
         let full = [subcommand] + args + ["--prefix", prefix, "--video-out", base + ".ivf", "--audio-out", base + ".ogg"]
         let asked = ProcessInfo.processInfo.systemUptime
         async let watched = Self.watchLifetime(pidFile: base + ".pid", timeout: timeout)

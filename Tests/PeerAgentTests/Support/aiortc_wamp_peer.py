@@ -7,6 +7,7 @@ Run it with the aiortc venv's python.
         [--vanilla | --trickle] [--duration 5] [--timeout 15]
         [--width 320 --height 240 --fps 30 --tone 660] [--payload object|string]
         [--candidates-in-sdp] [--candidates-first]
+        [--accept-reoffers] [--reoffer-at SECONDS:DIRECTION ...]
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
 subprotocol wamp.2.json, anonymous):
@@ -23,6 +24,16 @@ subprotocol wamp.2.json, anonymous):
           Subscribes to its own three topics and callme/close, then publishes callme;
           calls every member whose callme it receives, answers every offer; messages
           from itself are ignored; close from a member ends that connection.
+
+Renegotiation (shared/PROTOCOL.md "Renegotiation"), off by default (then a second
+offer during a call is ignored, as the oldest clients do): --accept-reoffers
+applies and answers a different offer from the call's peer (legacy: on the offer
+topic whichever side offered first), and --reoffer-at S:D (repeatable) sets every
+transceiver's direction to D (sendrecv, sendonly, recvonly, inactive) S seconds
+after connected and re-offers, applying the answer that comes back. aiortc makes
+a new o= session id for every description, so our own publications are
+recognised by the o= identities we published. Events "renegotiated" ({by: local
+or remote, direction, ms}) report each exchange.
 
 ICE: aiortc gathers every local candidate inside setLocalDescription, so vanilla
 publishes that description as it is. For trickle it publishes the description
@@ -212,6 +223,8 @@ class Link:
         self.stopped_at = None
         self.ended_by_peer = False
         self.closing = False         # we close it: its "closed" state is not a hang-up
+        self.own_identities = set()  # o= identities of every description we published
+        self.reoffer_started = None  # our re-offer waiting for its answer (monotonic time)
         self.pc.on("connectionstatechange", self.on_state)
         self.pc.on("track", self.on_track)
 
@@ -438,6 +451,7 @@ class Agent:
         await link.pc.setLocalDescription(await link.pc.createOffer())
         link.offer_payload, link.local_candidates = link.local_description()
         link.offer_identity = identity(link.pc.localDescription.sdp)
+        link.own_identities.add(link.offer_identity)
         self.publish_offer(link)
 
     def publish_offer(self, link):
@@ -480,6 +494,9 @@ class Agent:
             if not link.offerer and oid is not None and oid == link.offer_identity and link.answer_payload:
                 self.publish_answer(link)  # our first answer may have been missed
                 return
+            if self.args.accept_reoffers and link.connected_at is not None:
+                await self.reanswer(link, offer)
+                return
             if self.args.profile == "legacy":
                 emit({"event": "busy", "offer": oid})  # a different offer while in a call: ignored
                 return
@@ -493,9 +510,56 @@ class Agent:
         link.pc.addTrack(link.video)
         await link.pc.setLocalDescription(await link.pc.createAnswer())
         link.answer_payload, link.local_candidates = link.local_description()
+        link.own_identities.add(identity(link.pc.localDescription.sdp))
         link.answered = True
         self.publish_answer(link)
         await link.descriptions_complete()
+
+    async def reanswer(self, link, offer):
+        """A re-offer from the call's peer: applied and answered."""
+        started = time.monotonic()
+        link.offer_identity = identity(offer.sdp)
+        await link.pc.setRemoteDescription(offer)
+        await link.pc.setLocalDescription(await link.pc.createAnswer())
+        link.answer_payload, _ = link.local_description()
+        link.own_identities.add(identity(link.pc.localDescription.sdp))
+        if self.args.profile == "legacy":
+            self.publish(self.legacy("answer"), self.legacy_description(link.answer_payload))
+        else:
+            self.publish(self.user(link.remote, "answer"), self.args.user, json.dumps(link.answer_payload))
+        emit({"event": "renegotiated", "by": "remote", "peer": link.remote,
+              "directions": [t.currentDirection for t in link.pc.getTransceivers()],
+              "ms": round((time.monotonic() - started) * 1000, 1)})
+
+    async def reoffer(self, link, direction):
+        """Sets every transceiver's direction and re-offers."""
+        for t in link.pc.getTransceivers():
+            t.direction = direction
+        await link.pc.setLocalDescription(await link.pc.createOffer())
+        payload, _ = link.local_description()
+        link.own_identities.add(identity(link.pc.localDescription.sdp))
+        link.reoffer_started = time.monotonic()
+        if self.args.profile == "legacy":
+            self.publish(self.legacy("offer"), self.legacy_description(payload))
+        else:
+            self.publish(self.user(link.remote, "offer"), self.args.user, json.dumps(payload))
+
+    async def reanswered(self, link, answer):
+        started, link.reoffer_started = link.reoffer_started, None
+        await link.pc.setRemoteDescription(answer)
+        emit({"event": "renegotiated", "by": "local", "peer": link.remote,
+              "directions": [t.currentDirection for t in link.pc.getTransceivers()],
+              "ms": round((time.monotonic() - started) * 1000, 1)})
+
+    async def scheduled_reoffers(self):
+        """--reoffer-at: each at its time after the first connection, on every connected link."""
+        await self.connected.wait()
+        start = time.monotonic()
+        for at, direction in sorted(self.args.reoffer_at):
+            await asyncio.sleep(max(0.0, start + at - time.monotonic()))
+            for link in list(self.links.values()):
+                if link.connected_at is not None and link.reoffer_started is None:
+                    await self.reoffer(link, direction)
 
     def publish_answer(self, link):
         if self.args.profile == "legacy":
@@ -506,6 +570,11 @@ class Agent:
 
     async def apply_answer(self, remote, answer, wire):
         link = self.links.get(remote)
+        if link is not None and identity(answer.sdp) in link.own_identities:
+            return  # our own, echoed
+        if link is not None and link.reoffer_started is not None:
+            await self.reanswered(link, answer)
+            return
         if link is None or not link.offerer or link.answered:
             return
         ports = re.findall(r"^m=\S+ (\d+)", answer.sdp, re.M)
@@ -521,18 +590,26 @@ class Agent:
 
     # -- legacy handlers
     async def on_legacy_offer(self, topic, args):
-        if self.args.role != "answer":
+        peer = "answerer" if self.args.role == "offer" else "offerer"
+        link = self.links.get(peer)
+        renegotiating = self.args.accept_reoffers and link is not None and link.connected_at is not None
+        if self.args.role != "answer" and not renegotiating:
             return  # the offerer ignores offers (its own included)
         if not args:
             raise BadPayload("offer without arguments")
-        await self.answer("offerer", parse_description(args[0], "offer"), json_kind(args[0]))
+        offer = parse_description(args[0], "offer")
+        if link is not None and identity(offer.sdp) in link.own_identities:
+            return  # our own re-offer, echoed
+        await self.answer(peer, offer, json_kind(args[0]))
 
     async def on_legacy_answer(self, topic, args):
-        if self.args.role != "offer":
-            return  # the answerer ignores answers (its own included)
+        peer = "answerer" if self.args.role == "offer" else "offerer"
+        link = self.links.get(peer)
+        if self.args.role != "offer" and (link is None or link.reoffer_started is None):
+            return  # the answerer ignores answers (its own included), but those to its re-offers
         if not args:
             raise BadPayload("answer without arguments")
-        await self.apply_answer("answerer", parse_description(args[0], "answer"), json_kind(args[0]))
+        await self.apply_answer(peer, parse_description(args[0], "answer"), json_kind(args[0]))
 
     async def on_legacy_candidate(self, topic, args):
         if not args:
@@ -629,6 +706,7 @@ class Agent:
         except OSError as error:
             raise Failure(f"router {a.router}: {error}", 3)
         republisher = asyncio.ensure_future(self.republish_offers())
+        reoffers = asyncio.ensure_future(self.scheduled_reoffers())
         try:
             await self.setup()
             if not await self.until(self.connected, a.timeout):
@@ -646,6 +724,7 @@ class Agent:
             peers = {remote: link.result() for remote, link in self.links.items() if link.connected_at is not None}
         finally:
             republisher.cancel()
+            reoffers.cancel()
             self.finishing = True
             for link in list(self.links.values()):
                 await link.close()
@@ -667,6 +746,13 @@ async def main_async(args):
     return await asyncio.wait_for(agent.run(), args.timeout + args.duration + 10)
 
 
+def reoffer_at(text):
+    seconds, _, direction = text.partition(":")
+    if direction not in ("sendrecv", "sendonly", "recvonly", "inactive"):
+        raise argparse.ArgumentTypeError(f"{text!r}: expected SECONDS:sendrecv|sendonly|recvonly|inactive")
+    return float(seconds), direction
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--router", required=True, help="ws://HOST:PORT/PATH")
@@ -685,6 +771,9 @@ def main():
                     help="trickle: keep the candidates in the description too")
     ap.add_argument("--candidates-first", action="store_true",
                     help="trickle, offering: publish the candidates before the offer, not after it")
+    ap.add_argument("--accept-reoffers", action="store_true", help="apply and answer re-offers from the call's peer")
+    ap.add_argument("--reoffer-at", action="append", default=[], type=reoffer_at, metavar="SECONDS:DIRECTION",
+                    help="set every transceiver's direction and re-offer, SECONDS after connected (repeatable)")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds of media once connected")
     ap.add_argument("--timeout", type=float, default=15.0, help="seconds to join and to connect")
     ap.add_argument("--width", type=int, default=320)

@@ -1,0 +1,35 @@
+// InCallOffer: what an offer from a peer we are in a call with is — a renegotiation, a repeat, stale, or another caller (shared/PROTOCOL.md "Renegotiation").
+import SDP
+
+/// The kind of an offer arriving from a peer with whom a call exists.
+enum InCallOffer: Equatable {
+    /// A new offer of this call (same `o=` id and a higher version, or — stacks that make
+    /// a new id for every description, aiortc for one — the same DTLS fingerprint): apply
+    /// and answer it.
+    case renegotiation
+    /// The offer we answered last, again (our answer may have been lost): answer again.
+    case repeated
+    /// Same `o=` id with a lower version than the peer's latest description: ignored.
+    case stale(latest: UInt64, offered: UInt64)
+    /// Another session with another fingerprint: someone else calling (busy in `legacy`,
+    /// a new connection in `room`).
+    case otherCaller
+
+    /// Classifies `sdp`, an offer from the peer whose latest description had `remote` as
+    /// its `o=` id and version and `fingerprints` as DTLS fingerprints; `answered` is the
+    /// `o=` identity (id and version) of the offer we answered last, if any.
+    static func classify(_ sdp: String, remote: (id: String, version: UInt64)?, fingerprints: [Fingerprint],
+                         answered: String?) -> InCallOffer {
+        let identity = Call.identity(sdp)
+        if let identity, identity == answered { return .repeated }
+        guard let session = Call.session(sdp) else { return .otherCaller }
+        if let remote, session.id == remote.id {
+            if session.version > remote.version { return .renegotiation }
+            if session.version == remote.version { return .repeated }
+            return .stale(latest: remote.version, offered: session.version)
+        }
+        guard let parsed = try? SessionDescription(parsing: sdp), let old = fingerprints.first else { return .otherCaller }
+        let offered = Reoffer.fingerprints(of: parsed)
+        return offered.contains { $0.matches(old) } ? .renegotiation : .otherCaller
+    }
+}

@@ -1,0 +1,94 @@
+// Reoffer: what a subsequent offer must keep of the current negotiation — m-section order, mids, kinds, BUNDLE and the DTLS fingerprint (RFC 8829 §5.2.2, §5.7, RFC 8843 §7.5).
+/// The checks a subsequent offer from the peer passes before it is applied (RFC 8829
+/// §5.2.2: a re-offer keeps every m-section of the current description in its place,
+/// with its mid and kind; new sections are appended, or take the place of a stopped one,
+/// port 0, with a new mid; BUNDLE stays; RFC 8842 §5.5: the fingerprint stays on the
+/// same DTLS association).
+public enum Reoffer {
+    /// Checks `offer` against `current`, the remote description now in force (the peer's
+    /// last offer or answer).
+    /// - Throws: ``ReofferError`` naming the first offending line and what it was.
+    public static func check(_ offer: SessionDescription, against current: SessionDescription) throws(ReofferError) {
+        guard offer.media.count >= current.media.count else {
+            let lost = current.media[offer.media.count]
+            throw .sectionRemoved(index: offer.media.count, mid: lost.mid ?? "", line: mLine(lost))
+        }
+        for (index, was) in current.media.enumerated() {
+            let now = offer.media[index]
+            // A stopped section (port 0) may be recycled for anything, with a new mid.
+            if was.port == 0 { continue }
+            guard now.mid == was.mid else {
+                throw .sectionReordered(index: index, mid: now.mid ?? "", expected: was.mid ?? "", line: mLine(now))
+            }
+            guard now.kind == was.kind else {
+                throw .kindChanged(mid: was.mid ?? "", line: mLine(now), was: "\(was.kind)")
+            }
+        }
+        if let group = current.bundleGroup, !group.mids.isEmpty {
+            let stillOffered = Set(offer.media.filter { !$0.isRejected }.compactMap(\.mid))
+            let kept = group.mids.filter(stillOffered.contains)
+            if !kept.isEmpty {
+                guard let now = offer.bundleGroup else {
+                    throw .bundleDropped(line: "a=group:BUNDLE \(group.mids.joined(separator: " "))", now: nil)
+                }
+                if let lost = kept.first(where: { !now.mids.contains($0) }) {
+                    throw .bundleDropped(line: "a=group:BUNDLE \(group.mids.joined(separator: " "))",
+                                         now: "a=group:BUNDLE \(now.mids.joined(separator: " ")) (mid \(lost) left out)")
+                }
+            }
+        }
+        let before = fingerprints(of: current), after = fingerprints(of: offer)
+        if let old = before.first, !after.isEmpty, !after.contains(where: { $0.matches(old) }) {
+            let new = after[0]
+            throw .fingerprintChanged(line: "a=fingerprint:\(new.algorithm) \(new.value)", was: "\(old.algorithm) \(old.value)")
+        }
+    }
+
+    /// The fingerprints of the first section in use, else the session's (RFC 8122 §5).
+    public static func fingerprints(of d: SessionDescription) -> [Fingerprint] {
+        let media = d.media.first { !$0.isRejected }?.fingerprints ?? []
+        return media.isEmpty ? d.fingerprints : media
+    }
+
+    /// The `m=` line of `m` as written.
+    static func mLine(_ m: MediaDescription) -> String {
+        "m=\(m.kind) \(m.port) \(m.proto) \(m.formats.joined(separator: " "))"
+    }
+}
+
+extension Fingerprint {
+    /// True for the same hash function (case-insensitive) and value (hex, case-insensitive).
+    public func matches(_ other: Fingerprint) -> Bool {
+        algorithm.lowercased() == other.algorithm.lowercased() && value.uppercased() == other.value.uppercased()
+    }
+}
+
+/// Why a subsequent offer is refused (``Reoffer/check(_:against:)``); the connection keeps
+/// its previous state.
+public enum ReofferError: Error, Equatable, CustomStringConvertible {
+    /// The offer has fewer m-sections: the one at `index` (0-based) with `mid` is gone.
+    case sectionRemoved(index: Int, mid: String, line: String)
+    /// The m-section at `index` has mid `mid` where the current description has `expected`.
+    case sectionReordered(index: Int, mid: String, expected: String, line: String)
+    /// The m-section `mid` changed its media kind (from `was`).
+    case kindChanged(mid: String, line: String, was: String)
+    /// The DTLS fingerprint changed on the same association (`was` the current one).
+    case fingerprintChanged(line: String, was: String)
+    /// The BUNDLE group in force (`line`) is missing or lost a mid (`now`: the offer's).
+    case bundleDropped(line: String, now: String?)
+
+    public var description: String {
+        switch self {
+        case let .sectionRemoved(index, mid, line):
+            return "re-offer removes m-section \(index) (mid \(mid), \(line)); a section is stopped with port 0, never removed (RFC 8829 §5.2.2)"
+        case let .sectionReordered(index, mid, expected, line):
+            return "re-offer m-section \(index) (\(line)) has a=mid:\(mid); the current description has mid \(expected) there (RFC 8829 §5.2.2)"
+        case let .kindChanged(mid, line, was):
+            return "re-offer changes m-section mid \(mid) to \"\(line)\"; it was \(was) (RFC 8829 §5.2.2)"
+        case let .fingerprintChanged(line, was):
+            return "re-offer \(line) changes the DTLS fingerprint of the association in use (was \(was)); a new certificate needs a new connection"
+        case let .bundleDropped(line, now):
+            return "re-offer drops the BUNDLE group in force (\(line)): \(now ?? "no a=group:BUNDLE") (RFC 8843 §7.5)"
+        }
+    }
+}

@@ -171,4 +171,68 @@ import TestSupport
             h.remove()
         }
     }
+
+    /// Glare, 20 times in one call: both sides are told `hold` (then `unhold`) at the same
+    /// instant on `--control stdin`, so both re-offer at once. Each time one offer wins —
+    /// the polite side (legacy: the answerer) rolls its own back and answers, the impolite
+    /// one ignores the colliding offer — and both end each round in the same state (`hold`
+    /// after a hold round, `established` after an unhold round) with nothing left pending
+    /// (no re-offer rolled back for want of an answer); media flows after the last round.
+    @Test func glareTwentyTimesEachResolvedByPerfectNegotiation() async throws {
+        try await CallSlots.with(peers: 2) {
+            let services = try await TestServices.shared()
+            let dir = TestServices.temporaryDirectory("glare")
+            defer { try? FileManager.default.removeItem(atPath: dir) }
+            let prefix = "test.glare.\(UUID().uuidString.prefix(8).lowercased())"
+            let rounds = 20
+            var args = try CallHarness.common(services, duration: 30, timeout: 5) + ["--prefix", prefix, "--control", "stdin"]
+            args += ["--video", "pattern:160x120@15"]
+            let answerer = try JSONLineProcess("answerer", CallHarness.peer, ["answer"] + args + ["--video-out", dir + "/a.ivf", "--audio-out", dir + "/a.ogg"], stdin: true)
+            defer { answerer.kill() }
+            _ = try await answerer.next(timeout: 15, "ringing") { $0["event"] as? String == "state" && $0["state"] as? String == "ringing" }
+            let offerer = try JSONLineProcess("offerer", CallHarness.peer, ["offer"] + args + ["--video-out", dir + "/o.ivf", "--audio-out", dir + "/o.ogg"], stdin: true)
+            defer { offerer.kill() }
+            for side in [answerer, offerer] {
+                _ = try await side.next(timeout: 15, "established") { $0["event"] as? String == "state" && $0["state"] as? String == "established" }
+            }
+            func lastState(_ p: JSONLineProcess) -> String? {
+                p.events().last { $0["event"] as? String == "state" }?["state"] as? String
+            }
+            var agreed = 0
+            for round in 0..<rounds {
+                let action = round % 2 == 0 ? "hold" : "unhold"
+                try answerer.send(["action": action])
+                try offerer.send(["action": action])
+                let want = action == "hold" ? "hold" : "established"
+                var settled = false
+                for _ in 0..<100 where !settled {
+                    try await Task.sleep(nanoseconds: 20_000_000)
+                    settled = lastState(answerer) == want && lastState(offerer) == want
+                }
+                if settled { agreed += 1 }
+                #expect(settled, "round \(round) (\(action)): answerer \(lastState(answerer) ?? "-"), offerer \(lastState(offerer) ?? "-")")
+                try await Task.sleep(nanoseconds: 200_000_000)
+            }
+            try answerer.send(["action": "hangup"])
+            let statuses = (try await answerer.exitStatus(timeout: 20), try await offerer.exitStatus(timeout: 20))
+            let a = answerer.events(), o = offerer.events()
+            func failures(_ events: [[String: Any]], _ text: String) -> Int {
+                events.filter { $0["event"] as? String == "renegotiationFailed" && ($0["reason"] as? String ?? "").contains(text) }.count
+            }
+            let politeRollbacks = failures(a, "rolled back for"), impoliteIgnores = failures(o, "impolite side and ignore")
+            let wrongRoles = failures(o, "rolled back for") + failures(a, "impolite side and ignore")
+            let timeouts = failures(a, "no answer within") + failures(o, "no answer within")
+            let exchanges = (a.filter { $0["event"] as? String == "renegotiated" }.count, o.filter { $0["event"] as? String == "renegotiated" }.count)
+            print("glare: \(agreed)/\(rounds) rounds agreed; the polite answerer rolled back \(politeRollbacks) times, the impolite "
+                + "offerer ignored \(impoliteIgnores) colliding offers; exchanges answerer \(exchanges.0), offerer \(exchanges.1); "
+                + "exits \(statuses)")
+            #expect(agreed == rounds)
+            #expect(politeRollbacks >= rounds / 2, "most rounds really collided: \(politeRollbacks)")
+            #expect(politeRollbacks == impoliteIgnores, "each collision seen from both sides")
+            #expect(wrongRoles == 0 && timeouts == 0)
+            #expect(statuses.0 == 0 && statuses.1 == 0, "exits \(statuses); answerer: \(answerer.stderr)\nofferer: \(offerer.stderr)")
+            #expect(try await CallChecks.decodedFrames(dir + "/o.ivf") > 0)
+            #expect(try await CallChecks.decodedFrames(dir + "/a.ivf") > 0)
+        }
+    }
 }

@@ -7,7 +7,8 @@ import ICE
 /// state, plus why it failed and when the set-up steps were reached.
 ///
 /// `failed` and `closed` are final: later ICE or DTLS changes are recorded but no longer
-/// move the state. The one way to `closed` other than ``close()`` is the peer's DTLS
+/// move the state — except that an ICE restart (``iceRestarted()``) takes a connection
+/// whose path failed, its DTLS association intact, back to `connecting`. The one way to `closed` other than ``close()`` is the peer's DTLS
 /// `close_notify` on a connected call (the call is over, not failed).
 ///
 /// A value type with no lock: its owner (``PeerConnection``) keeps it under its lock.
@@ -85,6 +86,16 @@ struct ConnectionStateMachine {
         state = .failed
         failure = reason
         return [.connectionState(.failed, reason: reason)]
+    }
+
+    /// An ICE restart was applied (RFC 8445 §9; W3C `restartIce()` may recover `failed`):
+    /// a connection that failed for its ICE path while DTLS stayed connected is
+    /// `connecting` again. Returns the events.
+    mutating func iceRestarted() -> [PeerConnectionEvent] {
+        guard state == .failed, dtls == .connected, failure?.hasPrefix("ICE") == true else { return [] }
+        state = .connecting
+        failure = nil
+        return [.connectionState(.connecting, reason: nil)]
     }
 
     /// Closed locally (``PeerConnection/close()``); the caller reports the event.

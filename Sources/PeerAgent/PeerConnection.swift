@@ -41,6 +41,8 @@ public final class PeerConnection: Sendable {
     /// The connection's state (JSEP, ICE/DTLS progress, the agent and transport), behind
     /// one `Mutex` held only for its own fields.
     let state: Mutex<State>
+    /// Where the receiver of a track the peer adds goes (``receiveOptionsForAddedTracks``).
+    private let addedTracks = Mutex<(@Sendable (MediaKind, String) -> ReceiveOptions?)?>(nil)
 
     /// What ``state`` holds.
     struct State {
@@ -138,6 +140,16 @@ public final class PeerConnection: Sendable {
 
     /// The transceivers, in the order added.
     public var allTransceivers: [RtpTransceiver] { plane.transceivers }
+
+    /// What to do with a track the peer adds (W3C: `setRemoteDescription` makes a
+    /// `recvonly` transceiver for an offered m-section no transceiver takes): called with
+    /// the kind and mid of each such audio or video section; the receive options it
+    /// returns (files, decoding) go to the new transceiver's receiver, nil rejects the
+    /// section (port 0). Unset: every such section is rejected.
+    public var receiveOptionsForAddedTracks: (@Sendable (MediaKind, String) -> ReceiveOptions?)? {
+        get { addedTracks.withLock { $0 } }
+        set { addedTracks.withLock { $0 = newValue } }
+    }
 
     // MARK: State
 
@@ -332,6 +344,7 @@ public final class PeerConnection: Sendable {
             return agent
         }
         emit(events)
+        if description.type == .answer { closeStoppedTransceivers() }
         if let agentToGather {
             do { try agentToGather.gather() } catch {
                 fail("ICE gathering could not start: \(error)")
@@ -375,6 +388,7 @@ public final class PeerConnection: Sendable {
         }
         let agent = try obtainAgent(controlling: controlling)
         if parsed.iceLite, !agent.controlling { agent.setControlling(true) }
+        if description.type == .offer { addTransceivers(forTracksIn: parsed) }
         let usable = parsed.media.filter { !$0.isRejected }
         let first = usable.first ?? parsed.media.first
         // An answer rejecting every section carries no ICE credentials: accepted, and
@@ -391,7 +405,7 @@ public final class PeerConnection: Sendable {
                 // ICE restart (RFC 8445 §9.1): the peer's new credentials. Answering, we take
                 // new ones from libnice for our answer; offering, ours went in the offer.
                 let fresh = agent.restart(credentials: description.type == .answer ? offered : nil)
-                state.withLock { s in
+                emit(state.withLock { s in
                     s.credentials = fresh
                     s.remoteCandidates = RemoteCandidates()
                     s.retrickle = true
@@ -399,7 +413,8 @@ public final class PeerConnection: Sendable {
                         s.offeredCredentials = nil
                         s.iceRestartWanted = false
                     }
-                }
+                    return s.machine.iceRestarted()
+                })
             }
             agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd)
         }
@@ -427,6 +442,7 @@ public final class PeerConnection: Sendable {
             return RemoteCandidates.carried(by: parsed)
         }
         emit(events)
+        if description.type == .answer { closeStoppedTransceivers() }
         guard !ufrag.isEmpty else { return }
         var dropped: [Candidate] = []
         for c in candidates {
@@ -444,6 +460,45 @@ public final class PeerConnection: Sendable {
         for c in pending { try? addIceCandidate(c) }
         if endOfCandidates { agent.endOfRemoteCandidates() }
         maybeStartDTLS()
+    }
+
+    /// Makes a `recvonly` transceiver for each audio or video m-section of `offer` (in use,
+    /// with our codec) that no transceiver takes — none has its mid, none of its kind is
+    /// free — when ``receiveOptionsForAddedTracks`` gives it receive options; its mid is
+    /// set at once, so the answer pairs them (W3C `setRemoteDescription`, JSEP §5.10).
+    private func addTransceivers(forTracksIn offer: SessionDescription) {
+        guard let options = receiveOptionsForAddedTracks else { return }
+        var free = plane.transceivers.filter { $0.mid == nil }
+        for m in offer.media where !m.isRejected && m.isRTP && (m.kind == .audio || m.kind == .video) {
+            guard let mid = m.mid, !plane.transceivers.contains(where: { $0.mid == mid }) else { continue }
+            if let i = free.firstIndex(where: { $0.kind == m.kind }) {
+                free.remove(at: i)
+                continue
+            }
+            let codec = m.kind == .video ? "vp8" : "opus"
+            guard m.payloads.contains(where: { $0.name?.lowercased() == codec }), let receive = options(m.kind, mid) else { continue }
+            let t = addTransceiver(m.kind, direction: .recvonly, receive: receive)
+            t.mid = mid
+        }
+    }
+
+    /// Closes the receiver and sender of each transceiver whose m-section the last answer
+    /// stopped (port 0) after it was in use, so its recording is complete now (RFC 8829
+    /// §5.2.2: a stopped section is never used again). Not with the state lock held: the
+    /// receiver waits for its sink thread.
+    private func closeStoppedTransceivers() {
+        let stopped = state.withLock { s -> [RtpTransceiver] in
+            guard s.negotiations > 1, let local = s.currentLocal else { return [] }
+            return plane.transceivers.filter { t in
+                guard let mid = t.mid, t.currentDirection == .inactive else { return false }
+                return local.media.first { $0.mid == mid }?.port == 0
+            }
+        }
+        for t in stopped where !t.isStopped {
+            t.isStopped = true
+            t.sender.stop()
+            t.receiver.close()
+        }
     }
 
     /// Rolls back our pending offer (W3C `setLocalDescription({type: "rollback"})`, RFC 8829

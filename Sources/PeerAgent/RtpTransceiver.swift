@@ -40,6 +40,12 @@ public final class RtpTransceiver: Sendable {
             if changed { directionChanged() }
         }
     }
+    /// True once its m-section was stopped (port 0) and its sender and receiver closed.
+    var isStopped: Bool {
+        get { stopped.withLock { $0 } }
+        set { stopped.withLock { $0 = newValue } }
+    }
+    private let stopped = Mutex(false)
     /// The payload type negotiated for what we send (nil before negotiation).
     public internal(set) var payloadType: Int? {
         get { negotiated.withLock { $0.payloadType } }

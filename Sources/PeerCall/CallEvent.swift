@@ -44,6 +44,12 @@ public enum CallEvent: Sendable {
     /// The result of an action (`--at`, `--control`): `ok`, or why not; `origin` says
     /// where it came from (`at 3` or `control`, with the command's id).
     case action(CallAction, ok: Bool, detail: String?, origin: String)
+    /// ICE on the connection with `peer` stayed `disconnected` or failed; we restart it
+    /// (new credentials, a re-offer) because of `reason`.
+    case iceRestarting(peer: String, reason: String)
+    /// ICE connected again after `seconds` of outage, `restarted` when an ICE restart of
+    /// ours brought it back (otherwise the path came back, or the peer restarted).
+    case iceRecovered(peer: String, seconds: Double, restarted: Bool)
     /// Final statistics of the connection with `peer`.
     case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
 }

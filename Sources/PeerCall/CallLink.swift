@@ -79,6 +79,10 @@ final class CallLink {
     var remoteHolds = false
     /// Whether the peer's first description received anything (nil before it came).
     var remoteReceivedAtStart: Bool?
+    /// Since when ICE has been `disconnected` or `failed` on the established call (nil
+    /// while connected), and when our automatic ICE restart began.
+    var iceDisconnectedSince: Date?
+    var iceRestartStartedAt: Date?
     /// The call state last reported for this link's hold (`hold` or not).
     var holdReported = false
     /// True when a call was set up with this peer (answered for real, or connected).

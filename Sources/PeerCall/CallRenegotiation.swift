@@ -236,10 +236,14 @@ extension CallRun {
         report(held ? .hold : .established, profile.isMesh ? link.peer : nil, nil)
     }
 
-    /// The negotiated direction from our side of each transceiver, by kind.
+    /// The negotiated direction from our side of each transceiver, by kind (`audio`,
+    /// `video`); a second track of a kind as `kind:mid` (`video:2`).
     func directions(of link: CallLink) -> [String: String] {
         var out: [String: String] = [:]
-        for t in link.pc.allTransceivers { out["\(t.kind)"] = t.currentDirection?.rawValue ?? "none" }
+        for t in link.pc.allTransceivers {
+            let key = out["\(t.kind)"] == nil ? "\(t.kind)" : "\(t.kind):\(t.mid ?? "-")"
+            out[key] = t.currentDirection?.rawValue ?? "none"
+        }
         return out
     }
 

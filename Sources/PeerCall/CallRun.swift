@@ -191,6 +191,7 @@ final class CallRun {
                              reason: "\(what) within --timeout \(formatSeconds(options.timeoutSeconds)) s")
         }
         await reofferTick(now)
+        if let result = await iceRestartTick(now) { return result }
         // Republish unanswered offers (an answerer may join late).
         for link in links.values where link.offerer && !link.answered {
             if now.timeIntervalSince(link.lastOfferPublish) >= options.offerRepeatSeconds, let offer = link.offer {
@@ -292,6 +293,18 @@ final class CallRun {
             feed.yield(.connection(peer: peer, event: event))
         }
         let receive = ReceiveOptions(ivfPath: videoPath, oggPath: audioPath, decode: options.decode)
+        // A track the peer adds mid-call is recorded to a file of its own: `-mid<mid>`
+        // before the extension of the track kind's path.
+        let decode = options.decode
+        pc.receiveOptionsForAddedTracks = { kind, mid in
+            let safe = String(mid.prefix(32).map { $0.isLetter || $0.isNumber ? $0 : "_" })
+            func named(_ path: String) -> String {
+                let url = URL(fileURLWithPath: path)
+                return url.deletingPathExtension().path + "-mid\(safe)." + url.pathExtension
+            }
+            return kind == .video ? ReceiveOptions(ivfPath: named(videoPath), decode: decode)
+                                  : ReceiveOptions(oggPath: named(audioPath), decode: decode)
+        }
         pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
                           audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
         pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
@@ -468,9 +481,12 @@ final class CallRun {
         case let .remoteCandidateDropped(candidate, reason):
             onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
         case let .iceConnectionState(s) where s == .connected || s == .completed:
+            iceReconnected(link)
             guard !link.iceConnected else { return nil }
             link.iceConnected = true
             onEvent(.milestone("iceConnected", peer: peer))
+        case .iceConnectionState(.disconnected), .iceConnectionState(.failed):
+            if link.established, link.iceDisconnectedSince == nil { link.iceDisconnectedSince = Date() }
         case let .dtlsState(s) where s == .connected:
             onEvent(.milestone("dtlsConnected", peer: peer))
         case let .firstRemoteFrame(kind, _):
@@ -501,6 +517,8 @@ final class CallRun {
         case .failed:
             let text = reason ?? "failed"
             let code = text.hasPrefix("DTLS") ? ExitCode.dtls : ExitCode.ice
+            // An established call whose path failed waits for (or makes) an ICE restart.
+            if code == ExitCode.ice, await restartsIce(after: text, on: link) { return nil }
             link.failed = (code, text)
             guard mesh else { return await end(code: code, state: .failed, reason: text) }
             report(.failed, link.peer, text)
@@ -528,7 +546,7 @@ final class CallRun {
 
     // MARK: Ending
 
-    private func closeLink(_ link: CallLink) {
+    func closeLink(_ link: CallLink) {
         earlyCandidates.forget(link.peer)
         if let failure = link.failed { failedLinks.append(failure) }
         link.pc.close()

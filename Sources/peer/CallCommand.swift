@@ -94,6 +94,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         case "--min-frames": o.minFrames = Int(p.number(0...10_000_000))
         case "--local-address": o.peerConnection.localAddresses.append(p.value())
         case "--no-decode": o.decode = false
+        case "--no-ice-restart": o.restartsIce = false
         case "--at":
             let text = p.value()
             do { o.scheduledActions.append(try ScheduledAction(parsing: text)) } catch { p.fail("\(error)") }
@@ -290,6 +291,12 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
                 if origin.hasPrefix("control:") { fields["id"] = String(origin.dropFirst("control:".count)) }
                 out.emit(fields)
             }
+        case let .iceRestarting(peer, reason):
+            say("\(peer): \(reason): restarting ICE")
+            if json { out.emit(["event": "iceRestart", "peer": peer, "reason": reason]) }
+        case let .iceRecovered(peer, seconds, restarted):
+            say("\(peer): ICE connected again after \(String(format: "%.1f", seconds)) s\(restarted ? " (our ICE restart)" : "")")
+            if json { out.emit(["event": "iceRecovered", "peer": peer, "ms": (seconds * 10_000).rounded() / 10, "restarted": restarted]) }
         case let .milestone(name, peer):
             if json { out.emit(["event": "milestone", "name": name, "peer": peer ?? NSNull()]) }
         case let .stats(peer, report, videoPath, audioPath):

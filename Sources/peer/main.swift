@@ -76,6 +76,10 @@ let usage = """
                               audio:on or hangup; hold/unhold and on/off re-offer new
                               directions (state hold while either side holds), e.g.
                               --at 3:hold --at 6:unhold --at 9:hangup
+      --no-ice-restart        do not restart ICE when it stays disconnected 5 s or fails (by
+                              default the side that offered first re-offers with new ICE
+                              credentials, and the call fails, exit 5, only when that
+                              restart does not connect within 15 s)
       --control stdin         one JSON command per line on stdin, the same actions, e.g.
                               {"action":"hold","id":1}; each answered by an "action" event
                               on stdout (ok, detail, id); a bad line gets ok false only

@@ -173,12 +173,20 @@ struct CallHarness: Sendable {
                       script: #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err" <> '"# + input + "'")
     }
 
-    private func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double, script: String) async throws -> PeerRun {
+    /// ``run(_:_:_:timeout:)`` inside the network namespace `netns` (`ip netns exec`, which
+    /// execs `peer` in the same process).
+    func run(_ name: String, _ subcommand: String, _ args: [String], netns: String, timeout: Double = 60) async throws -> PeerRun {
+        try await run(name, subcommand, args, timeout: timeout, script: #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err""#,
+                      command: ["/usr/sbin/ip", "netns", "exec", netns, Self.peer])
+    }
+
+    private func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double, script: String,
+                     command: [String] = [CallHarness.peer]) async throws -> PeerRun {
         let base = path(name)
         let full = [subcommand] + args + ["--prefix", prefix, "--video-out", base + ".ivf", "--audio-out", base + ".ogg"]
         let asked = ProcessInfo.processInfo.systemUptime
         async let watched = Self.watchLifetime(pidFile: base + ".pid", timeout: timeout)
-        let r = try await TestServices.run("/bin/sh", ["-c", script, base, Self.peer] + full, timeout: timeout)
+        let r = try await TestServices.run("/bin/sh", ["-c", script, base] + command + full, timeout: timeout)
         let returned = ProcessInfo.processInfo.systemUptime
         let life = await watched
         let out = (try? String(contentsOfFile: base + ".jsonl", encoding: .utf8)) ?? ""

@@ -1,5 +1,5 @@
-// libFuzzer target for the SDP module's parser, serializer and JSEP answer (candidate
-// lines on their own are FuzzICE's). A crash here IS the finding: each check traps with
+// libFuzzer target for the SDP module's parser, serializer, JSEP answer and subsequent
+// offer, and the re-offer checks (candidate lines on their own are FuzzICE's). A crash here IS the finding: each check traps with
 // fatalError naming the property that broke.
 import SDP
 
@@ -9,6 +9,9 @@ private let answerOptions = LocalDescriptionOptions(
     fingerprints: [Fingerprint(algorithm: "sha-256", value: Array(repeating: "AB", count: 32).joined(separator: ":"))],
     tracks: [LocalTrack(kind: .audio, ssrc: 1111, cname: "fuzz", streamId: "s", trackId: "a"),
              LocalTrack(kind: .video, ssrc: 2222, cname: "fuzz", streamId: "s", trackId: "v")])
+
+/// Our first offer with the same options: what a fuzzed re-offer is checked against.
+private let firstOffer = JSEP.createOffer(answerOptions)
 
 /// serialized() must give text that parses back to the same description.
 private func checkRoundTrip(_ parsed: SessionDescription, _ what: String, input: String) {
@@ -52,6 +55,26 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // Treat it as an offer: the answer must be a description that round-trips too.
         if let answer = try? JSEP.createAnswer(to: parsed, answerOptions) {
             checkRoundTrip(answer, "JSEP.createAnswer result", input: text)
+            // Our re-offer after that answer: it round-trips and passes our own checks.
+            var next = answerOptions
+            for i in next.tracks.indices {
+                let m = answer.media.first { $0.kind == next.tracks[i].kind && !$0.isRejected }
+                next.tracks[i].mid = m?.mid
+                next.tracks[i].payloadType = m?.payloads.first?.payloadType
+                next.tracks[i].direction = .sendonly
+            }
+            next.establishedSetup = .active
+            let reoffer = JSEP.createOffer(next, previous: answer)
+            checkRoundTrip(reoffer, "JSEP.createOffer(previous:) result", input: text)
+            do { try Reoffer.check(reoffer, against: answer) } catch {
+                fatalError("our re-offer fails our own Reoffer.check: \(error)\n--- input ---\n\(text.debugDescription)")
+            }
+        }
+        // The input as a re-offer of our first offer: an error or not, never a trap; and any
+        // description is a valid re-offer of itself.
+        _ = try? Reoffer.check(parsed, against: firstOffer)
+        do { try Reoffer.check(parsed, against: parsed) } catch {
+            fatalError("a description fails Reoffer.check against itself: \(error)\n--- input ---\n\(text.debugDescription)")
         }
     }
 

@@ -1,0 +1,63 @@
+// CallIceRestart: the automatic ICE restart of a call, as browser applications do it — the side that offered first re-offers with new credentials when ICE stays disconnected 5 s or fails; the call fails only when that restart does not connect in 15 s (RFC 8445 §9, RFC 8829 §5.2.2).
+import PeerAgent
+import Foundation
+
+extension CallRun {
+    /// How long ICE stays `disconnected` before the first offerer restarts it, seconds.
+    static let iceRestartAfterSeconds = 5.0
+    /// How long a restart has to connect before the call fails (exit 5), seconds.
+    static let iceRestartLimitSeconds = 15.0
+
+    /// ICE connected again on `link`: the outage (and any restart) is over.
+    func iceReconnected(_ link: CallLink) {
+        guard let since = link.iceDisconnectedSince else { return }
+        link.iceDisconnectedSince = nil
+        let restarted = link.iceRestartStartedAt != nil
+        link.iceRestartStartedAt = nil
+        onEvent(.iceRecovered(peer: link.peer, seconds: Date().timeIntervalSince(since), restarted: restarted))
+    }
+
+    /// The connection of an established call failed for ICE (`reason`): with automatic
+    /// restarts on, the first offerer restarts at once and either side waits for the
+    /// restart instead of ending the call; returns true when it waits.
+    func restartsIce(after reason: String, on link: CallLink) async -> Bool {
+        guard options.restartsIce, link.established, !finishing else { return false }
+        if link.iceDisconnectedSince == nil { link.iceDisconnectedSince = Date() }
+        if link.offerer, link.iceRestartStartedAt == nil { await restartIce(link, because: "ICE failed") }
+        return true
+    }
+
+    /// Each tick: restarts ICE on links disconnected for ``iceRestartAfterSeconds`` (when we
+    /// offered first), and ends the call (or the room link) whose restart did not connect
+    /// within ``iceRestartLimitSeconds`` — for the side that waits for the peer's restart,
+    /// counted from the outage plus the peer's 5 s.
+    func iceRestartTick(_ now: Date) async -> CallResult? {
+        guard options.restartsIce, !finishing else { return nil }
+        for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.established {
+            guard let since = link.iceDisconnectedSince else { continue }
+            if link.offerer, link.iceRestartStartedAt == nil, now.timeIntervalSince(since) >= Self.iceRestartAfterSeconds {
+                await restartIce(link, because: "ICE disconnected for \(formatSeconds(Self.iceRestartAfterSeconds)) s")
+            }
+            let deadline = link.offerer
+                ? link.iceRestartStartedAt.map { $0.addingTimeInterval(Self.iceRestartLimitSeconds) }
+                : since.addingTimeInterval(Self.iceRestartAfterSeconds + Self.iceRestartLimitSeconds)
+            guard let deadline, now >= deadline else { continue }
+            let reason = link.offerer
+                ? "ICE restart did not connect within \(formatSeconds(Self.iceRestartLimitSeconds)) s"
+                : "ICE did not recover within \(formatSeconds(Self.iceRestartAfterSeconds + Self.iceRestartLimitSeconds)) s (no ICE restart from \(link.peer) connected)"
+            link.failed = (ExitCode.ice, reason)
+            guard profile.isMesh else { return await end(code: ExitCode.ice, state: .failed, reason: reason) }
+            report(.failed, link.peer, reason)
+            closeLink(link)
+        }
+        return nil
+    }
+
+    /// Starts our ICE restart on `link` (W3C `restartIce()` and a re-offer).
+    private func restartIce(_ link: CallLink, because why: String) async {
+        link.iceRestartStartedAt = Date()
+        onEvent(.iceRestarting(peer: link.peer, reason: why))
+        link.pc.restartIce()
+        await renegotiate(link, reason: "ice-restart")
+    }
+}

@@ -17,6 +17,8 @@ import WampClient
 ///                                   connected and first remote frame; CPU s per media s
 ///   peer-bench loop [SECONDS]       how late the event-loop thread runs a 1 ms timer, idle
 ///                                   and during a 1280x720@30 2 Mbit/s loopback call
+///   peer-bench renegotiation [N]    medians over N hold/unhold cycles and N ICE restarts
+///                                   between two connections in this process
 @main
 struct Bench {
     static func main() async {
@@ -40,8 +42,11 @@ struct Bench {
         case "loop":
             let s = seconds(given)
             await orFail { try await LoopBench.run(seconds: s) }
+        case "renegotiation":
+            let count = whole(given, "N", default: 20, in: 1...1_000)
+            await orFail { try await RenegotiationBench.run(count: count) }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N]\n".utf8))
             exit(2)
         }
     }

@@ -2,6 +2,7 @@ import Foundation
 import Media
 import Testing
 import TestSupport
+import WampClient
 
 /// Renegotiation in `peer offer|answer|room` calls between `peer` processes through the
 /// real router and STUN server (`shared/PROTOCOL.md` "Renegotiation"; harness in
@@ -233,6 +234,69 @@ import TestSupport
             #expect(statuses.0 == 0 && statuses.1 == 0, "exits \(statuses); answerer: \(answerer.stderr)\nofferer: \(offerer.stderr)")
             #expect(try await CallChecks.decodedFrames(dir + "/o.ivf") > 0)
             #expect(try await CallChecks.decodedFrames(dir + "/a.ivf") > 0)
+        }
+    }
+
+    /// Bad re-offers in a real call: a WAMP client of the test takes the offerer's offer off
+    /// the router, and mid-call publishes it again as a re-offer (same `o=` id, a higher
+    /// version) with its m-sections swapped, with one removed, without BUNDLE and with
+    /// another fingerprint. The answerer refuses each with a `signalingError` naming the
+    /// offending line and a `renegotiationFailed`, never renegotiates, and the call goes on
+    /// to a normal end with its media.
+    @Test func badReoffersAreRefusedNamingTheLineAndTheCallGoesOn() async throws {
+        try await CallSlots.with(peers: 2) {
+            let services = try await TestServices.shared()
+            let h = CallHarness("badreoffer")
+            let args = try CallHarness.common(services, duration: 6)
+            let wamp = try await WampSession.join(WampConfiguration(url: try #require(services.router_url)))
+            let offers = try await wamp.subscribe(h.prefix + ".offer")
+            async let answerer = h.run("answerer", "answer", args)
+            #expect(await h.waitForState("answerer", "ringing"))
+            async let offerer = h.run("offerer", "offer", args)
+            var original: String?
+            for await event in offers {
+                if let sdp = event.args.first?["sdp"]?.stringValue { original = sdp; break }
+            }
+            let sdp = try #require(original)
+            #expect(await h.waitForState("answerer", "established"))
+            let lines = sdp.components(separatedBy: "\r\n")
+            func version(_ text: String, _ v: Int) -> String {
+                text.components(separatedBy: "\r\n").map { line in
+                    guard line.hasPrefix("o=") else { return line }
+                    var f = line.split(separator: " ").map(String.init)
+                    f[2] = String(v)
+                    return f.joined(separator: " ")
+                }.joined(separator: "\r\n")
+            }
+            let firstM = try #require(lines.firstIndex { $0.hasPrefix("m=") })
+            let secondM = try #require(lines.indices.first { $0 > firstM && lines[$0].hasPrefix("m=") })
+            let session = Array(lines[..<firstM]), audio = Array(lines[firstM..<secondM]), video = Array(lines[secondM...].filter { !$0.isEmpty })
+            let swapped = (session + video + audio).joined(separator: "\r\n") + "\r\n"
+            let removed = (session + audio).joined(separator: "\r\n") + "\r\n"
+            let noBundle = sdp.components(separatedBy: "\r\n").filter { !$0.hasPrefix("a=group:BUNDLE") }.joined(separator: "\r\n")
+            let otherPrint = sdp.components(separatedBy: "\r\n").map {
+                $0.hasPrefix("a=fingerprint:sha-256 ") ? "a=fingerprint:sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":") : $0
+            }.joined(separator: "\r\n")
+            let bad: [(String, String)] = [(swapped, "m-section 0 (m=video"), (removed, "removes m-section 1"),
+                                           (noBundle, "drops the BUNDLE group"), (otherPrint, "a=fingerprint:sha-256 AB:AB")]
+            for (i, (text, _)) in bad.enumerated() {
+                let offer = JSONValue.object(["type": .string("offer"), "sdp": .string(version(text, 1000 + i))])
+                _ = try await wamp.publish(h.prefix + ".offer", args: [offer], acknowledge: true)
+            }
+            await wamp.leave()
+            let runs = try await [answerer, offerer]
+            CallChecks.exitedZero(runs)
+            let errors = runs[0].events("signalingError").compactMap { $0["reason"] as? String }
+            let failed = runs[0].events("renegotiationFailed")
+            print("bad re-offers: answerer reported \(errors)")
+            for (_, expected) in bad {
+                #expect(errors.filter { $0.contains("re-offer from offerer refused") && $0.contains(expected) }.count == 1, "\(expected) in \(errors)")
+            }
+            #expect(failed.count == bad.count)
+            #expect(runs[0].events("renegotiated").isEmpty && runs[1].events("renegotiated").isEmpty)
+            #expect(!Self.states(runs[0]).contains("hold"))
+            for (s, r) in [(runs[0], runs[1]), (runs[1], runs[0])] { try await CallChecks.media(from: s, to: r, label: "badreoffer") }
+            h.remove()
         }
     }
 }

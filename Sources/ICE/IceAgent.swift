@@ -35,6 +35,9 @@ public final class IceAgent: @unchecked Sendable {
     private var lastReceiveUs: gint64 = 0
     private var expectsTraffic = false
     private var inactivityTimer: UInt32 = 0
+    /// The checking limit of the checks an ICE restart started (``restart(credentials:checkingTimeoutMs:)``);
+    /// nil: ``Configuration/checkingTimeoutMs``.
+    private var restartCheckingTimeoutMs: UInt32?
     private var stateBeforeInactivity: IceConnectionState?
     private let resolver = CandidateNameResolver()
     /// Remote candidates whose names are still resolving (loop thread).
@@ -362,7 +365,7 @@ public final class IceAgent: @unchecked Sendable {
     /// peer that sends no usable candidate at all still ends in `failed`.
     private func startCheckingTimer() {
         guard checkingTimer == 0, !wasConnected, !isClosed else { return }
-        checkingTimer = loop.after(milliseconds: configuration.checkingTimeoutMs) { [weak self] in
+        checkingTimer = loop.after(milliseconds: restartCheckingTimeoutMs ?? configuration.checkingTimeoutMs) { [weak self] in
             guard let self else { return }
             self.checkingTimer = 0
             guard !self.isClosed, !self.wasConnected else { return }
@@ -510,13 +513,17 @@ public final class IceAgent: @unchecked Sendable {
     /// the local candidates are kept (libnice does not gather again), so the caller
     /// signals the new credentials with the same candidates, sets the remote side's new
     /// credentials and candidates, and checks start again.
-    /// - Parameter credentials: the new local ufrag (4–256 ICE characters) and pwd (22–256),
-    ///   when they were already signalled (our offer carried them); nil: libnice makes them.
+    /// - Parameters:
+    ///   - credentials: the new local ufrag (4–256 ICE characters) and pwd (22–256), when
+    ///     they were already signalled (our offer carried them); nil: libnice makes them.
+    ///   - checkingTimeoutMs: how long the restarted checks may go without a working pair
+    ///     before ICE is `failed` (nil: ``Configuration/checkingTimeoutMs``).
     /// - Returns: the new local credentials (the old ones when the agent is closed).
     @discardableResult
-    public func restart(credentials: (ufrag: String, pwd: String)? = nil) -> (ufrag: String, pwd: String) {
+    public func restart(credentials: (ufrag: String, pwd: String)? = nil, checkingTimeoutMs: UInt32? = nil) -> (ufrag: String, pwd: String) {
         loop.sync {
             guard !isClosed, nice_agent_restart_stream(agent, streamId) != 0 else { return (_localUfrag, _localPwd) }
+            restartCheckingTimeoutMs = checkingTimeoutMs
             if let credentials { _ = nice_agent_set_local_credentials(agent, streamId, credentials.ufrag, credentials.pwd) }
             readLocalCredentials()
             wasConnected = false

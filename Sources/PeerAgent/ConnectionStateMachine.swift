@@ -30,6 +30,8 @@ struct ConnectionStateMachine {
     private(set) var dtlsConnectedMs: Int64?
     /// ICE's checking limit, for the failure reason (ms).
     let iceCheckingTimeoutMs: UInt32
+    /// The checking limit of the last ICE restart (nil before one), for the failure reason (ms).
+    private var restartLimitMs: UInt32?
 
     /// A machine in `new`.
     init(iceCheckingTimeoutMs: UInt32) { self.iceCheckingTimeoutMs = iceCheckingTimeoutMs }
@@ -91,7 +93,9 @@ struct ConnectionStateMachine {
     /// An ICE restart was applied (RFC 8445 §9; W3C `restartIce()` may recover `failed`):
     /// a connection that failed for its ICE path while DTLS stayed connected is
     /// `connecting` again. Returns the events.
-    mutating func iceRestarted() -> [PeerConnectionEvent] {
+    /// `limitMs` is the restarted checks' limit, for the reason should they fail too.
+    mutating func iceRestarted(limitMs: UInt32) -> [PeerConnectionEvent] {
+        restartLimitMs = limitMs
         guard state == .failed, dtls == .connected, failure?.hasPrefix("ICE") == true else { return [] }
         state = .connecting
         failure = nil
@@ -127,7 +131,7 @@ struct ConnectionStateMachine {
         guard next != state else { return [] }
         if next == .failed {
             let reason = ice == .failed
-                ? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked, \(startMs.map { "\(now - $0) ms after the offer/answer, " } ?? "")"
+                ? restartLimitMs.map { "ICE failed: the ICE restart found no working pair within \($0) ms (the peer is gone or unreachable)" } ?? (iceConnectedMs == nil ? "ICE failed: no candidate pair worked, \(startMs.map { "\(now - $0) ms after the offer/answer, " } ?? "")"
                     + "limit \(iceCheckingTimeoutMs) ms (every pair's checks went unanswered, or the limit passed)"
                     : "ICE failed: the path to the peer stopped working (nothing received for 30 s, or keepalive checks unanswered: the peer is gone or unreachable)")
                 : "DTLS failed: \(dtlsError ?? "handshake failed")"

@@ -198,52 +198,6 @@ public final class PeerConnection: Sendable {
         }
     }
 
-    /// The number of completed offer/answer exchanges: 0 before the first answer is
-    /// applied, then one more for each renegotiation.
-    public var negotiationCount: Int { state.withLock { $0.negotiations } }
-
-    /// W3C "check if negotiation is needed", for the directions: true in `stable` when a
-    /// transceiver has no m-section yet, or its ``RtpTransceiver/direction`` differs from
-    /// what the current descriptions say — after our offer, from the direction we offered
-    /// (or the answer's, reversed); after our answer, from our wish intersected with the
-    /// offered direction (RFC 8829 §5.3.1).
-    public var isNegotiationNeeded: Bool {
-        state.withLock { s in
-            guard s.signaling == .stable, s.negotiations > 0, !s.machine.isClosed, let local = s.currentLocal else { return false }
-            if s.iceRestartWanted { return true }
-            for t in plane.transceivers {
-                guard let mid = t.mid, let ours = local.media.first(where: { $0.mid == mid }), !ours.isRejected else {
-                    if t.mid == nil { return true }
-                    continue
-                }
-                let wish = t.direction
-                if s.currentLocalType == .offer {
-                    let theirs = s.currentRemote?.media.first { $0.mid == mid }?.effectiveDirection.reversed
-                    if ours.effectiveDirection != wish && theirs != wish { return true }
-                } else if let offered = s.currentRemote?.media.first(where: { $0.mid == mid })?.effectiveDirection {
-                    let wanted = Direction(sends: wish.sends && offered.receives, receives: wish.receives && offered.sends)
-                    if ours.effectiveDirection != wanted { return true }
-                }
-            }
-            return false
-        }
-    }
-
-    /// W3C `restartIce()` (RFC 8445 §9, RFC 8829 §5.2.2): the next offer carries a new ICE
-    /// ufrag and pwd; when its answer (with the peer's new ones) is applied, libnice
-    /// restarts the checks with the same local candidates, which go out again with the new
-    /// ufrag. The DTLS association and SRTP keys stay. Emits
-    /// ``PeerConnectionEvent/negotiationNeeded``.
-    public func restartIce() {
-        state.withLock { $0.iceRestartWanted = true }
-        updateNegotiationNeeded()
-    }
-
-    /// Emits ``PeerConnectionEvent/negotiationNeeded`` when ``isNegotiationNeeded``.
-    func updateNegotiationNeeded() {
-        if isNegotiationNeeded { emit([.negotiationNeeded]) }
-    }
-
     // MARK: Offer / answer
 
     /// Creates an offer with one m-section per transceiver, BUNDLE, rtcp-mux,
@@ -404,7 +358,8 @@ public final class PeerConnection: Sendable {
             if negotiated, let known = knownUfrag, !known.isEmpty {
                 // ICE restart (RFC 8445 §9.1): the peer's new credentials. Answering, we take
                 // new ones from libnice for our answer; offering, ours went in the offer.
-                let fresh = agent.restart(credentials: description.type == .answer ? offered : nil)
+                let fresh = agent.restart(credentials: description.type == .answer ? offered : nil,
+                                          checkingTimeoutMs: configuration.iceRestartTimeoutMs)
                 emit(state.withLock { s in
                     s.credentials = fresh
                     s.remoteCandidates = RemoteCandidates()
@@ -413,7 +368,7 @@ public final class PeerConnection: Sendable {
                         s.offeredCredentials = nil
                         s.iceRestartWanted = false
                     }
-                    return s.machine.iceRestarted()
+                    return s.machine.iceRestarted(limitMs: configuration.iceRestartTimeoutMs)
                 })
             }
             agent.setRemoteCredentials(ufrag: ufrag, pwd: pwd)
@@ -460,72 +415,6 @@ public final class PeerConnection: Sendable {
         for c in pending { try? addIceCandidate(c) }
         if endOfCandidates { agent.endOfRemoteCandidates() }
         maybeStartDTLS()
-    }
-
-    /// Makes a `recvonly` transceiver for each audio or video m-section of `offer` (in use,
-    /// with our codec) that no transceiver takes — none has its mid, none of its kind is
-    /// free — when ``receiveOptionsForAddedTracks`` gives it receive options; its mid is
-    /// set at once, so the answer pairs them (W3C `setRemoteDescription`, JSEP §5.10).
-    private func addTransceivers(forTracksIn offer: SessionDescription) {
-        guard let options = receiveOptionsForAddedTracks else { return }
-        var free = plane.transceivers.filter { $0.mid == nil }
-        for m in offer.media where !m.isRejected && m.isRTP && (m.kind == .audio || m.kind == .video) {
-            guard let mid = m.mid, !plane.transceivers.contains(where: { $0.mid == mid }) else { continue }
-            if let i = free.firstIndex(where: { $0.kind == m.kind }) {
-                free.remove(at: i)
-                continue
-            }
-            let codec = m.kind == .video ? "vp8" : "opus"
-            guard m.payloads.contains(where: { $0.name?.lowercased() == codec }), let receive = options(m.kind, mid) else { continue }
-            let t = addTransceiver(m.kind, direction: .recvonly, receive: receive)
-            t.mid = mid
-        }
-    }
-
-    /// Closes the receiver and sender of each transceiver whose m-section the last answer
-    /// stopped (port 0) after it was in use, so its recording is complete now (RFC 8829
-    /// §5.2.2: a stopped section is never used again). Not with the state lock held: the
-    /// receiver waits for its sink thread.
-    private func closeStoppedTransceivers() {
-        let stopped = state.withLock { s -> [RtpTransceiver] in
-            guard s.negotiations > 1, let local = s.currentLocal else { return [] }
-            return plane.transceivers.filter { t in
-                guard let mid = t.mid, t.currentDirection == .inactive else { return false }
-                return local.media.first { $0.mid == mid }?.port == 0
-            }
-        }
-        for t in stopped where !t.isStopped {
-            t.isStopped = true
-            t.sender.stop()
-            t.receiver.close()
-        }
-    }
-
-    /// Rolls back our pending offer (W3C `setLocalDescription({type: "rollback"})`, RFC 8829
-    /// §5.7): the local description returns to the current one and the state to `stable`;
-    /// nothing the offer said took effect (directions change only with an answer). Sections
-    /// the offer added lose their mid. A pending remote offer is rolled back the same way.
-    /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` in `stable`.
-    public func rollback() throws {
-        let events = try state.withLock { s -> [PeerConnectionEvent] in
-            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
-            switch s.signaling {
-            case .haveLocalOffer:
-                s.offeredCredentials = nil
-                s.local = s.currentLocal
-                s.localType = s.currentLocalType
-                let kept = Set(s.currentLocal?.media.compactMap(\.mid) ?? [])
-                for t in plane.transceivers where t.mid.map({ !kept.contains($0) }) == true { t.mid = nil }
-            case .haveRemoteOffer:
-                s.remote = s.currentRemote
-                s.remoteType = s.currentLocalType == .offer ? .answer : .offer
-            default:
-                throw PeerConnectionError.invalidState(operation: "rollback", state: s.signaling.rawValue)
-            }
-            s.signaling = .stable
-            return [.signalingState(.stable)]
-        }
-        emit(events)
     }
 
     /// Adds a trickled remote candidate (W3C `addIceCandidate`); an empty candidate is
@@ -653,20 +542,6 @@ public final class PeerConnection: Sendable {
         s.agent?.setExpectsTraffic(receives)
         guard media.accepted == 0 else { return media.tracks }
         return media.tracks + s.machine.fail(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
-    }
-
-    /// Our candidates again, with the current (restarted) ufrag, and end-of-candidates
-    /// when gathering is complete: what the peer's restarted agent checks against.
-    private func retrickledLocked(_ s: State) -> [PeerConnectionEvent] {
-        let mid = s.local?.media.first { !$0.isRejected }?.mid ?? "0"
-        var events = s.localCandidates.map { c in
-            PeerConnectionEvent.localCandidate(IceCandidateInit(candidate: c.sdpValue, sdpMid: mid, sdpMLineIndex: 0,
-                                                                usernameFragment: s.credentials.ufrag))
-        }
-        if s.gathering == .complete {
-            events.append(.localCandidate(IceCandidateInit(candidate: "", sdpMid: mid, sdpMLineIndex: 0, usernameFragment: s.credentials.ufrag)))
-        }
-        return events
     }
 
     private func timingsLocked(_ s: State) -> ConnectionTimings {

@@ -24,6 +24,10 @@ public struct PeerConnectionConfiguration: Sendable {
     /// (state `failed`, reason says so). Default 30 000 ms; a call sets it to `--timeout`.
     /// libnice fails earlier when every pair has failed (``IceAgent/Configuration/idleTimeoutMs``).
     public var iceCheckingTimeoutMs: UInt32 = 30_000
+    /// After an ICE restart (``PeerConnection/restartIce()``, or the peer's), ICE is
+    /// `failed` when the restarted checks find no working pair within this time, ms
+    /// (default 15 000: a call's restart has 15 s).
+    public var iceRestartTimeoutMs: UInt32 = 15_000
     /// DTLS gives up when the handshake is not done this long after it started (when
     /// this side's ICE connected), ms (state `failed`). Default 30 000 ms; a call sets it
     /// to `--timeout`. It must cover the other side's ICE connecting later than ours.

@@ -8,6 +8,13 @@ extension CallRun {
     /// How long a restart has to connect before the call fails (exit 5), seconds.
     static let iceRestartLimitSeconds = 15.0
 
+    /// The peer restarted ICE (its re-offer applied) during an outage: from now the restart
+    /// has ``iceRestartLimitSeconds`` to connect, as ours would.
+    func peerRestartedIce(_ link: CallLink) {
+        guard link.iceDisconnectedSince != nil, link.iceRestartStartedAt == nil else { return }
+        link.iceRestartStartedAt = Date()
+    }
+
     /// ICE connected again on `link`: the outage (and any restart) is over.
     func iceReconnected(_ link: CallLink) {
         guard let since = link.iceDisconnectedSince else { return }
@@ -18,10 +25,12 @@ extension CallRun {
     }
 
     /// The connection of an established call failed for ICE (`reason`): with automatic
-    /// restarts on, the first offerer restarts at once and either side waits for the
-    /// restart instead of ending the call; returns true when it waits.
+    /// restarts on and no restart tried in this outage, the first offerer restarts at once
+    /// and either side waits for the restart instead of ending the call; returns true when
+    /// it waits.
     func restartsIce(after reason: String, on link: CallLink) async -> Bool {
-        guard options.restartsIce, link.established, !finishing else { return false }
+        // A restart that failed too (its checks found nothing in 15 s) ends the call.
+        guard options.restartsIce, link.established, !finishing, link.iceRestartStartedAt == nil else { return false }
         if link.iceDisconnectedSince == nil { link.iceDisconnectedSince = Date() }
         if link.offerer, link.iceRestartStartedAt == nil { await restartIce(link, because: "ICE failed") }
         return true
@@ -38,11 +47,11 @@ extension CallRun {
             if link.offerer, link.iceRestartStartedAt == nil, now.timeIntervalSince(since) >= Self.iceRestartAfterSeconds {
                 await restartIce(link, because: "ICE disconnected for \(formatSeconds(Self.iceRestartAfterSeconds)) s")
             }
-            let deadline = link.offerer
-                ? link.iceRestartStartedAt.map { $0.addingTimeInterval(Self.iceRestartLimitSeconds) }
-                : since.addingTimeInterval(Self.iceRestartAfterSeconds + Self.iceRestartLimitSeconds)
+            // (A backstop: the connection itself fails when the restarted checks run out.)
+            let deadline = link.iceRestartStartedAt.map { $0.addingTimeInterval(Self.iceRestartLimitSeconds + 1) }
+                ?? (link.offerer ? nil : since.addingTimeInterval(Self.iceRestartAfterSeconds + Self.iceRestartLimitSeconds + 1))
             guard let deadline, now >= deadline else { continue }
-            let reason = link.offerer
+            let reason = link.iceRestartStartedAt != nil
                 ? "ICE restart did not connect within \(formatSeconds(Self.iceRestartLimitSeconds)) s"
                 : "ICE did not recover within \(formatSeconds(Self.iceRestartAfterSeconds + Self.iceRestartLimitSeconds)) s (no ICE restart from \(link.peer) connected)"
             link.failed = (ExitCode.ice, reason)

@@ -201,6 +201,7 @@ extension CallRun {
         }
         took(offer.sdp, on: link)
         link.answeredIdentity = Call.identity(offer.sdp)
+        if restart { peerRestartedIce(link) }
         let heldBefore = link.remoteHolds
         if let parsed, let start = link.remoteReceivedAtStart {
             link.remoteHolds = start && !Self.receives(parsed)

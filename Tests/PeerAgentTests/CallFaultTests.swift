@@ -1,7 +1,7 @@
 // Faults a call must survive or end cleanly: the remote process SIGKILLed mid-call (no
-// BYE, no close, no DTLS close_notify): `disconnected` within 5 s, then `failed` and exit 5
-// within 35 s (30 s without a packet, RFC 7675's consent lifetime), with valid files; and a
-// router flooding the call's topics.
+// BYE, no close, no DTLS close_notify): `disconnected` within 5 s, an ICE restart 5 s later
+// that nothing answers, then `failed` and exit 5 when it has not connected within 15 s
+// (by 35 s after the kill), with valid files; and a router flooding the call's topics.
 import Foundation
 import Testing
 import TestSupport
@@ -40,7 +40,9 @@ import Glibc
             #expect(o.status == 5, "\(o.log)")
             #expect(o.exitEventCode == 5)
             #expect(failedAfter <= 35, "failed \(failedAfter) s after the kill")
-            #expect(o.events("connectionState").contains { $0["state"] as? String == "failed" }, "\(o.log)")
+            #expect(o.events("iceRestart").count == 1, "the offerer restarted ICE: \(o.log)")
+            #expect(o.events("state").contains { $0["state"] as? String == "failed" }, "\(o.log)")
+            #expect((o.events("exit").first?["reason"] as? String ?? "").contains("ICE restart did not connect within 15 s"), "\(o.log)")
             // What was recorded before the kill stays valid.
             let stats = try #require(o.stats(about: "answerer"), "\(o.log)")
             let ivf = try #require(stats["video"] as? String), ogg = try #require(stats["audio"] as? String)

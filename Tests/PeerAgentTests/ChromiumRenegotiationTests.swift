@@ -16,6 +16,9 @@ import TestSupport
         events.filter { $0["event"] as? String == name }
     }
 
+    /// (The window of a hold is taken from 600 ms after its event to 400 ms before the
+    /// unhold's: the driver notes the page's events when it polls, up to a loop later.)
+    ///
     /// `field` of the first video stats object of `type` in each per-second stats line,
     /// with the line's time (ms); nil where there is no such object (Chromium drops a
     /// receiver's `inbound-rtp` while its transceiver does not receive).
@@ -76,7 +79,7 @@ import TestSupport
             let inbound = Self.videoSamples(r.chromium, "inbound-rtp", "framesReceived")
             let holdAt = actions.first { $0["action"] as? String == "sendonly" }?["t"] as? Double ?? 0
             let unholdAt = actions.first { $0["action"] as? String == "sendrecv" }?["t"] as? Double ?? 0
-            let during = inbound.filter { $0.t > holdAt + 600 && $0.t < unholdAt }
+            let during = inbound.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 }
             let after = inbound.filter { $0.t > unholdAt + 1500 && $0.t < unholdAt + 4000 }.compactMap(\.value)
             let second = r.h.path("peer-mid2.ivf")
             print("chromium renegotiates: peer \(renegotiated.map { "\($0["reason"] ?? "-") \($0["after"] ?? "-") \($0["ms"] ?? "-") ms" }); "
@@ -113,9 +116,9 @@ import TestSupport
             let holdAt = page.first?["t"] as? Double ?? 0, unholdAt = page.dropFirst().first?["t"] as? Double ?? 0
             let sent = Self.videoSamples(r.chromium, "outbound-rtp", "framesSent")
             let received = Self.videoSamples(r.chromium, "inbound-rtp", "framesReceived")
-            let during = sent.filter { $0.t > holdAt + 600 && $0.t < unholdAt }.compactMap(\.value)
+            let during = sent.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 }.compactMap(\.value)
             let after = sent.filter { $0.t > unholdAt + 1500 }.compactMap(\.value)
-            let receivedDuring = received.filter { $0.t > holdAt + 600 && $0.t < unholdAt }.compactMap(\.value)
+            let receivedDuring = received.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 }.compactMap(\.value)
             let frames = try CallRenegotiationTests.frameTimes(r.h.path("peer.ivf"))
             let gap = zip(frames.dropFirst(), frames).map { $0 - $1 }.max() ?? 0
             print("peer holds chromium: peer \(renegotiated.map { "\($0["reason"] ?? "-") \($0["ms"] ?? "-") ms" }); Chromium \(page.map { $0["directions"] ?? "-" }); "

@@ -88,12 +88,15 @@ public struct ControlCommandError: Error, Equatable, CustomStringConvertible {
     public var reason: String
     public var description: String { reason }
 
-    /// `text` in quotes, control characters escaped, cut to 80 characters.
+    /// `text` in quotes, control characters escaped (`\u001b`), cut after 80 characters
+    /// of the quoted form (an ellipsis says so).
     static func quote(_ text: String) -> String {
         var out = ""
-        for scalar in text.unicodeScalars.prefix(80) {
+        var rest = text.unicodeScalars[...]
+        while let scalar = rest.first, out.unicodeScalars.count < 80 {
+            rest = rest.dropFirst()
             out += scalar.value < 0x20 || scalar.value == 0x7F ? String(format: "\\u%04x", scalar.value) : String(scalar)
         }
-        return "\"\(out)\"" + (text.unicodeScalars.count > 80 ? "…" : "")
+        return "\"\(out)\"" + (rest.isEmpty ? "" : "…")
     }
 }

@@ -292,6 +292,12 @@ extension MediaDescription {
         }
     }
 
+    /// RFC 8866 §9 `token-char`: visible ASCII except space and `"(),/:;<=>?@[\]`.
+    static func isTokenChar(_ c: Unicode.Scalar) -> Bool {
+        guard c.value > 0x20, c.value < 0x7F else { return false }
+        return !"\"(),/:;<=>?@[\\]".unicodeScalars.contains(c)
+    }
+
     private func payloadType(_ text: String?, _ line: SDPLine, _ what: String) throws(SDPError) -> Int {
         guard let text, let pt = Int(text), (0...127).contains(pt) else {
             throw line.error("a payload type 0-127 in \(what), not \"\(text ?? "")\"")
@@ -307,6 +313,11 @@ extension MediaDescription {
         switch name {
         case "mid":
             let m = try nonEmpty(value, line, "a=mid:<identification-tag>")
+            // RFC 5888 §4: identification-tag = token (RFC 8866 §9 token-char), so a mid
+            // never holds the space that separates mids in a=group.
+            guard m.unicodeScalars.allSatisfy(Self.isTokenChar) else {
+                throw line.error("a=mid:<identification-tag> made of token characters (RFC 5888 §4), not \"\(m)\"")
+            }
             guard !seenMids.contains(m) else { throw line.error("a mid not used by an earlier m= section (\"\(m)\" is)") }
             seenMids.insert(m)
             mid = m

@@ -176,4 +176,20 @@ import Testing
         appended.media[3].mid = "3"
         try Reoffer.check(appended, against: current)
     }
+
+    /// A mid is a token (RFC 5888 §4): one with a space (which separates the mids of
+    /// a=group, so it could never be written back) or a quote is refused naming the line.
+    @Test func aMidThatIsNotATokenIsRefused() throws {
+        let offer = JSEP.createOffer(options()).serialized()
+        for bad in ["a=mid:video 1", "a=mid:\"1\"", "a=mid:1,2"] {
+            let text = offer.replacingOccurrences(of: "a=mid:1\r\n", with: bad + "\r\n")
+            do {
+                _ = try SessionDescription(parsing: text)
+                Issue.record("\(bad) accepted")
+            } catch {
+                #expect("\(error)".contains(bad) && "\(error)".contains("token characters"), "\(error)")
+            }
+        }
+        #expect(throws: Never.self) { try SessionDescription(parsing: offer.replacingOccurrences(of: "a=mid:1\r\n", with: "a=mid:{v}-1_x.y\r\n")) }
+    }
 }

@@ -1,6 +1,8 @@
 // libFuzzer target for PeerCall's signaling payloads (Signaling.description(from:) and
 // Signaling.candidate(from:), shared/PROTOCOL.md), fed the JSON value decoded from the
-// input, its array elements, and the input itself as a JSON string. A crash here IS the
+// input, its array elements, and the input itself as a JSON string; and for the control
+// lines of a running call (ControlCommand, `--control stdin`) and `--at` values
+// (ScheduledAction), fed the input's lines. A crash here IS the
 // finding: each check traps with fatalError naming the property that broke.
 import PeerCall
 import WampClient
@@ -38,6 +40,21 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         check(value)
         if case .array(let args) = value {
             for arg in args.prefix(4) { check(arg) }
+        }
+    }
+    // Control lines: a command names a known action; an error quotes at most 80
+    // characters of the line, with control characters escaped.
+    for line in text.split(separator: "\n", omittingEmptySubsequences: false).prefix(8) {
+        do {
+            let command = try ControlCommand(parsing: String(line))
+            guard CallAction(rawValue: command.action.rawValue) == command.action else { fatalError("control action does not round-trip") }
+        } catch {
+            guard error.reason.count <= 400, !error.reason.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x1B }) else {
+                fatalError("control error not bounded or not escaped: \(error.reason.debugDescription)")
+            }
+        }
+        if let at = try? ScheduledAction(parsing: String(line)) {
+            guard at.seconds >= 0, at.seconds <= 86_400 else { fatalError("--at \(line.debugDescription) gave \(at.seconds) s") }
         }
     }
     return 0

@@ -190,6 +190,35 @@ public final class PeerConnection: Sendable {
         }
     }
 
+    /// W3C `currentLocalDescription`: ours in the last completed offer/answer (nil before).
+    public var currentLocalDescription: SessionDescriptionInit? {
+        state.withLock { s in
+            guard let d = s.currentLocal, let type = s.currentLocalType else { return nil }
+            return SessionDescriptionInit(type: type, sdp: d.serialized())
+        }
+    }
+    /// W3C `currentRemoteDescription`: the peer's in the last completed offer/answer.
+    public var currentRemoteDescription: SessionDescriptionInit? {
+        state.withLock { s in
+            guard let d = s.currentRemote, let type = s.currentLocalType else { return nil }
+            return SessionDescriptionInit(type: type == .offer ? .answer : .offer, sdp: d.serialized())
+        }
+    }
+    /// W3C `pendingLocalDescription`: our offer waiting for its answer (`have-local-offer`).
+    public var pendingLocalDescription: SessionDescriptionInit? {
+        state.withLock { s in
+            guard s.signaling == .haveLocalOffer, let d = s.local else { return nil }
+            return SessionDescriptionInit(type: .offer, sdp: d.serialized())
+        }
+    }
+    /// W3C `pendingRemoteDescription`: the peer's offer not answered yet (`have-remote-offer`).
+    public var pendingRemoteDescription: SessionDescriptionInit? {
+        state.withLock { s in
+            guard s.signaling == .haveRemoteOffer, let d = s.remote else { return nil }
+            return SessionDescriptionInit(type: .offer, sdp: d.serialized())
+        }
+    }
+
     /// The remote description as set (pending or current).
     public var remoteDescription: SessionDescriptionInit? {
         state.withLock { s in
@@ -511,10 +540,11 @@ public final class PeerConnection: Sendable {
     /// (mids, payload types, the mid-extension id, our DTLS role).
     private func optionsLocked(_ s: inout State) -> LocalDescriptionOptions {
         s.sessionVersion += 1
-        let tracks = plane.transceivers.map { t in
+        var tracks = plane.transceivers.map { t in
             LocalTrack(kind: t.kind, direction: t.direction, ssrc: t.sender.ssrc, cname: cname,
                        streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)", mid: t.mid, payloadType: t.payloadType)
         }
+        for (i, t) in plane.transceivers.enumerated() where t.isStopping || t.isStopped { tracks[i].stopped = true }
         var options = LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
                                               icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
         if let id = plane.negotiate({ _, router in router.midExtensionID }) { options.midExtensionID = Int(id) }

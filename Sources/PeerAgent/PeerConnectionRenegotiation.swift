@@ -17,9 +17,10 @@ extension PeerConnection {
             if s.iceRestartWanted { return true }
             for t in plane.transceivers {
                 guard let mid = t.mid, let ours = local.media.first(where: { $0.mid == mid }), !ours.isRejected else {
-                    if t.mid == nil { return true }
+                    if t.mid == nil, !t.isStopping { return true }
                     continue
                 }
+                if t.isStopping { return true }  // stopped, its section not yet port 0
                 let wish = t.direction
                 if s.currentLocalType == .offer {
                     let theirs = s.currentRemote?.media.first { $0.mid == mid }?.effectiveDirection.reversed

@@ -40,12 +40,31 @@ public final class RtpTransceiver: Sendable {
             if changed { directionChanged() }
         }
     }
-    /// True once its m-section was stopped (port 0) and its sender and receiver closed.
+    /// True once its m-section was stopped (port 0) and its sender and receiver closed
+    /// (W3C `[[Stopped]]`).
     var isStopped: Bool {
-        get { stopped.withLock { $0 } }
-        set { stopped.withLock { $0 = newValue } }
+        get { stopped.withLock { $0.stopped } }
+        set { stopped.withLock { $0.stopped = newValue } }
     }
-    private let stopped = Mutex(false)
+    /// True once ``stop()`` was called (W3C `[[Stopping]]`): the next offer stops its
+    /// m-section (port 0), and an answer gives it none.
+    public var isStopping: Bool { stopped.withLock { $0.stopping } }
+    private let stopped = Mutex((stopping: false, stopped: false))
+
+    /// W3C `RTCRtpTransceiver.stop()`: sends nothing from now on (the sender's thread ends)
+    /// and asks for a renegotiation (``PeerConnectionEvent/negotiationNeeded``) whose offer
+    /// stops the m-section (port 0, RFC 8829 §5.2.2); when its answer is applied the
+    /// receiver closes its files, complete. It cannot be undone; the section may later be
+    /// recycled for a new track with a new mid.
+    public func stop() {
+        let first = stopped.withLock { s -> Bool in
+            defer { s.stopping = true }
+            return !s.stopping
+        }
+        guard first else { return }
+        sender.stop()
+        directionChanged()
+    }
     /// The payload type negotiated for what we send (nil before negotiation).
     public internal(set) var payloadType: Int? {
         get { negotiated.withLock { $0.payloadType } }

@@ -18,6 +18,9 @@ public struct LocalTrack: Equatable, Sendable {
     /// The payload type negotiated for our codec (nil: ours, Opus 111 or VP8 96): a
     /// subsequent offer keeps it (RFC 8829 §5.2.2).
     public var payloadType: Int?
+    /// The track was stopped (W3C `transceiver.stop()`): an offer stops its m-section
+    /// (port 0) and an answer gives it none.
+    public var stopped = false
 
     public init(kind: MediaKind, direction: Direction = .sendrecv, ssrc: UInt32, cname: String,
                 streamId: String, trackId: String, mid: String? = nil, payloadType: Int? = nil) {
@@ -89,22 +92,22 @@ public enum JSEP {
     /// - A subsequent offer (RFC 8829 §5.2.2; `previous` is the current local description):
     ///   every section of `previous` in its place, with its mid — a track's with the track's
     ///   direction, negotiated payload type and mid-extension id, a section without a
-    ///   track (one we rejected, or stopped) again with port 0 — then the tracks without a
-    ///   mid appended, each with the lowest unused number as mid.
+    ///   track, or with a stopped one (one we rejected, or stopped), with port 0 — then the
+    ///   tracks without a mid appended, each with the lowest unused number as mid.
     public static func createOffer(_ options: LocalDescriptionOptions, previous: SessionDescription? = nil) -> SessionDescription {
         var d = baseDescription(options)
         var placed = Set<Int>()
         for old in previous?.media ?? [] {
             if let mid = old.mid, let i = options.tracks.indices.first(where: { !placed.contains($0) && options.tracks[$0].mid == mid
                                                                                 && options.tracks[$0].kind == old.kind }),
-               let m = offered(options.tracks[i], mid: mid, options) {
+               !options.tracks[i].stopped, let m = offered(options.tracks[i], mid: mid, options) {
                 placed.insert(i)
                 d.media.append(m)
             } else {
                 d.media.append(rejected(old))
             }
         }
-        var rest = options.tracks.indices.filter { !placed.contains($0) }
+        var rest = options.tracks.indices.filter { !placed.contains($0) && !options.tracks[$0].stopped }
         if previous == nil { rest.sort { (options.tracks[$0].kind == .audio ? 0 : 1, $0) < (options.tracks[$1].kind == .audio ? 0 : 1, $1) } }
         var usedMids = Set(d.media.compactMap(\.mid) + options.tracks.compactMap(\.mid))
         var next = 0
@@ -173,8 +176,8 @@ public enum JSEP {
             }
             var m = section(kind: o.kind, mid: mid, options: options, setup: setup)
             m.proto = o.proto
-            let slot = options.tracks.indices.first { !used.contains($0) && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == mid }
-                ?? options.tracks.indices.first { !used.contains($0) && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == nil }
+            let slot = options.tracks.indices.first { !used.contains($0) && !options.tracks[$0].stopped && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == mid }
+                ?? options.tracks.indices.first { !used.contains($0) && !options.tracks[$0].stopped && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == nil }
             let common = commonPayloads(o)
             guard let slot, !o.isRejected, o.isRTP, !common.isEmpty,
                   o.proto.uppercased().contains("SAVP") else {

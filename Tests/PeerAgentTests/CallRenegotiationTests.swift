@@ -113,10 +113,10 @@ import WampClient
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
             let h = CallHarness("icerestart")
-            let args = try CallHarness.common(services, duration: 8)
+            let args = try CallHarness.common(services, duration: 9)
             async let answerer = h.run("answerer", "answer", args)
             #expect(await h.waitForState("answerer", "ringing"))
-            async let offerer = h.run("offerer", "offer", args + ["--at", "4:ice-restart"])
+            async let offerer = h.run("offerer", "offer", args + ["--at", "5:ice-restart"])
             let runs = try await [answerer, offerer]
             CallChecks.exitedZero(runs)
             for run in runs {

@@ -63,13 +63,14 @@ import TestSupport
 
     /// Chromium offers; 3 s after connecting it sets its transceivers `sendonly` (it holds
     /// `peer`), at 6 s `sendrecv`, at 8 s calls `restartIce()`, at 10 s adds a second
-    /// camera track. `peer` answers each: `recvonly` (its video to Chromium stops: Chromium's
-    /// `framesReceived` stands still), `sendrecv`, new ICE credentials, and a `recvonly`
-    /// second video section recorded to `peer-mid2.ivf`, which decodes.
+    /// camera track and at 13 s stops it. `peer` answers each: `recvonly` (its video to
+    /// Chromium stops: Chromium drops the inbound-rtp), `sendrecv`, new ICE credentials, a
+    /// `recvonly` second video section recorded to `peer-mid2.ivf`, and that section
+    /// stopped (port 0, `inactive`), its file closed and decodable.
     @Test func chromiumRenegotiatesAndPeerFollows() async throws {
         try await CallSlots.with(peers: 3) {
             let r = try await Self.call(peerOffers: false, peerExtra: [],
-                                        chromiumActions: ["3:sendonly", "6:sendrecv", "8:restart-ice", "10:add-video"], seconds: 14)
+                                        chromiumActions: ["3:sendonly", "6:sendrecv", "8:restart-ice", "10:add-video", "13:stop-video"], seconds: 15)
             defer { r.h.remove() }
             let renegotiated = r.peer.events("renegotiated")
             let reasons = renegotiated.compactMap { $0["reason"] as? String }
@@ -86,10 +87,11 @@ import TestSupport
                 + "states \(CallRenegotiationTests.states(r.peer)); Chromium framesReceived during its hold \(during.map { $0.value.map(String.init) ?? "no inbound-rtp" }), "
                 + "after \(after); ufrags \(ufrags)")
             #expect(r.peer.status == 0 && r.chromiumStatus == 0, "\(r.peer.log)")
-            #expect(reasons == ["hold", "unhold", "ice-restart", "update"], "\(renegotiated)")
+            #expect(reasons == ["hold", "unhold", "ice-restart", "update", "update"], "\(renegotiated)")
             #expect(renegotiated.allSatisfy { $0["offerer"] as? String == "remote" })
             #expect(renegotiated.first?["after"] as? [String: String] == ["audio": "recvonly", "video": "recvonly"])
-            #expect(renegotiated.last?["after"] as? [String: String] == ["audio": "sendrecv", "video": "sendrecv", "video:2": "recvonly"])
+            #expect(renegotiated.dropLast().last?["after"] as? [String: String] == ["audio": "sendrecv", "video": "sendrecv", "video:2": "recvonly"])
+            #expect(renegotiated.last?["after"] as? [String: String] == ["audio": "sendrecv", "video": "sendrecv", "video:2": "inactive"])
             let states = CallRenegotiationTests.states(r.peer)
             #expect(states.firstIndex(of: "hold").map { states[$0...].contains("established") } == true, "\(states)")
             #expect(during.count >= 2 && Set(during.compactMap(\.value)).count <= 1, "peer stopped sending while held: \(during)")

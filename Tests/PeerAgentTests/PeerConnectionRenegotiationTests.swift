@@ -204,6 +204,45 @@ import TestSupport
         print("ICE restart both ways: longest time without a new video frame at A \(Int(longest)) ms")
         #expect(longest <= 500, "longest gap \(Int(longest)) ms")
     }
+
+    /// A track stopped mid-call (W3C `transceiver.stop()`): negotiation is needed, the
+    /// re-offer stops its m-section (port 0, mid kept, out of BUNDLE), the answer too; the
+    /// receiver's IVF is closed at once — complete, it decodes to the frames the stats
+    /// counted, and it no longer grows — while audio goes on; a later offer keeps the
+    /// stopped section at port 0.
+    @Test func aStoppedTrackEndsItsSectionAndClosesItsFile() async throws {
+        let dir = TestServices.temporaryDirectory("stopped-track")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let ivf = dir + "/b.ivf"
+        let pair = try ConnectedPair(tracksA: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+            pc.addTransceiver(.video, video: try PatternSource(width: 160, height: 120, frameRate: 30), receive: ReceiveOptions(decode: false))
+        }, tracksB: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
+            pc.addTransceiver(.video, video: try PatternSource(width: 160, height: 120, frameRate: 30), receive: ReceiveOptions(ivfPath: ivf, decode: true))
+        })
+        defer { pair.close() }
+        let (va, vb) = try await pair.negotiateUntilVideoArrives()
+        let audioB = try #require(pair.b.allTransceivers.first { $0.kind == .audio })
+        va.stop()
+        #expect(va.isStopping && pair.a.isNegotiationNeeded)
+        let stop = try Self.renegotiate(pair.a, pair.b)
+        #expect(stop.offer.media.map(\.port) == [9, 0] && stop.offer.media[1].mid == "1")
+        #expect(stop.offer.bundleGroup?.mids == ["0"])
+        #expect(stop.answer.media.map(\.port) == [9, 0])
+        #expect(vb.currentDirection == .inactive && va.currentDirection == .inactive)
+        #expect(!pair.a.isNegotiationNeeded)
+        let written = vb.receiver.snapshot().framesWritten ?? 0
+        let size = (try FileManager.default.attributesOfItem(atPath: ivf)[.size] as? Int) ?? -1
+        #expect(try await CallChecks.decodedFrames(ivf) == written, "the file is complete at once")
+        #expect(await Self.grows({ Self.audioPackets(audioB) }), "audio goes on")
+        #expect((try FileManager.default.attributesOfItem(atPath: ivf)[.size] as? Int) == size, "and the IVF no longer grows")
+        // The next offer, from B: the stopped section stays stopped.
+        for t in pair.b.allTransceivers where t.kind == .audio { t.direction = .sendonly }
+        let next = try Self.renegotiate(pair.b, pair.a)
+        #expect(next.offer.media.map(\.port) == [9, 0] && next.answer.media.map(\.port) == [9, 0])
+        #expect(written > 10)
+    }
 }
 
 /// Samples a growing count every 10 ms on a task of its own and keeps the longest time

@@ -13,7 +13,7 @@ network reached for (shared/BROWSER.md). The page speaks WAMP to the router itse
 ACTION, SECONDS after the page's connection is `connected`: `sendonly`, `recvonly`,
 `inactive`, `sendrecv` (every transceiver's direction: a renegotiation by
 negotiationneeded), `restart-ice` (pc.restartIce()), `add-video` (a second camera track:
-a new m-section). Every second the page's getStats (inbound/outbound-rtp, transport) is
+a new m-section), `stop-video` (that track's transceiver stopped: its m-section port 0). Every second the page's getStats (inbound/outbound-rtp, transport) is
 printed as a {"event": "stats"} line; page events (offered, answered, renegotiated,
 glare, track, connectionState, signalingState) as {"event": "page", ...}; last a
 {"event": "result", "events": [...], "stats": [...], "ufrags": [...]} line. Exit 0 after
@@ -83,7 +83,7 @@ CHROMIUM_ARGS = [
 
 def action(text):
     seconds, _, what = text.partition(":")
-    if what not in ("sendonly", "recvonly", "inactive", "sendrecv", "restart-ice", "add-video"):
+    if what not in ("sendonly", "recvonly", "inactive", "sendrecv", "restart-ice", "add-video", "stop-video"):
         raise argparse.ArgumentTypeError(f"{text!r}: unknown action")
     return float(seconds), what
 
@@ -150,6 +150,8 @@ def main():
                 _, what = pending.pop(0)
                 if what == "restart-ice":
                     result = wd.run("return window.peerTest.restartIce();")
+                elif what == "stop-video":
+                    result = wd.run("return window.peerTest.stopAdded();")
                 elif what == "add-video":
                     result = wd.run_async("const done = arguments[arguments.length - 1]; window.peerTest.addVideo().then(done);")
                 else:

@@ -7,6 +7,10 @@ extension CallRun {
     static let iceRestartAfterSeconds = 5.0
     /// How long a restart has to connect before the call fails (exit 5), seconds.
     static let iceRestartLimitSeconds = 15.0
+    /// After ICE `failed`, how long the first offerer waits before restarting, seconds: a
+    /// peer that hangs up closes its agent (libnice fails our component at once) just
+    /// after publishing `close`, which ends the call instead.
+    static let iceRestartAfterFailureSeconds = 1.0
 
     /// The peer restarted ICE (its re-offer applied) during an outage: from now the restart
     /// has ``iceRestartLimitSeconds`` to connect, as ours would.
@@ -19,20 +23,22 @@ extension CallRun {
     func iceReconnected(_ link: CallLink) {
         guard let since = link.iceDisconnectedSince else { return }
         link.iceDisconnectedSince = nil
+        link.iceFailedAt = nil
         let restarted = link.iceRestartStartedAt != nil
         link.iceRestartStartedAt = nil
         onEvent(.iceRecovered(peer: link.peer, seconds: Date().timeIntervalSince(since), restarted: restarted))
     }
 
     /// The connection of an established call failed for ICE (`reason`): with automatic
-    /// restarts on and no restart tried in this outage, the first offerer restarts at once
-    /// and either side waits for the restart instead of ending the call; returns true when
-    /// it waits.
-    func restartsIce(after reason: String, on link: CallLink) async -> Bool {
+    /// restarts on and no restart tried in this outage, the first offerer restarts
+    /// ``iceRestartAfterFailureSeconds`` later (``iceRestartTick(_:)``) and either side waits
+    /// for the restart instead of ending the call; returns true when it waits.
+    func restartsIce(after reason: String, on link: CallLink) -> Bool {
         // A restart that failed too (its checks found nothing in 15 s) ends the call.
         guard options.restartsIce, link.established, !finishing, link.iceRestartStartedAt == nil else { return false }
-        if link.iceDisconnectedSince == nil { link.iceDisconnectedSince = Date() }
-        if link.offerer, link.iceRestartStartedAt == nil { await restartIce(link, because: "ICE failed") }
+        let now = Date()
+        if link.iceDisconnectedSince == nil { link.iceDisconnectedSince = now }
+        if link.iceFailedAt == nil { link.iceFailedAt = now }
         return true
     }
 
@@ -44,8 +50,12 @@ extension CallRun {
         guard options.restartsIce, !finishing else { return nil }
         for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.established {
             guard let since = link.iceDisconnectedSince else { continue }
-            if link.offerer, link.iceRestartStartedAt == nil, now.timeIntervalSince(since) >= Self.iceRestartAfterSeconds {
-                await restartIce(link, because: "ICE disconnected for \(formatSeconds(Self.iceRestartAfterSeconds)) s")
+            if link.offerer, link.iceRestartStartedAt == nil {
+                if now.timeIntervalSince(since) >= Self.iceRestartAfterSeconds {
+                    await restartIce(link, because: "ICE disconnected for \(formatSeconds(Self.iceRestartAfterSeconds)) s")
+                } else if let failed = link.iceFailedAt, now.timeIntervalSince(failed) >= Self.iceRestartAfterFailureSeconds {
+                    await restartIce(link, because: "ICE failed")
+                }
             }
             // (A backstop: the connection itself fails when the restarted checks run out.)
             let deadline = link.iceRestartStartedAt.map { $0.addingTimeInterval(Self.iceRestartLimitSeconds + 1) }

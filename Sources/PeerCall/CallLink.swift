@@ -83,6 +83,8 @@ final class CallLink {
     /// while connected), and when our automatic ICE restart began.
     var iceDisconnectedSince: Date?
     var iceRestartStartedAt: Date?
+    /// When ICE went `failed` in this outage (the restart waits a moment after it).
+    var iceFailedAt: Date?
     /// The call state last reported for this link's hold (`hold` or not).
     var holdReported = false
     /// True when a call was set up with this peer (answered for real, or connected).

@@ -518,7 +518,7 @@ final class CallRun {
             let text = reason ?? "failed"
             let code = text.hasPrefix("DTLS") ? ExitCode.dtls : ExitCode.ice
             // An established call whose path failed waits for (or makes) an ICE restart.
-            if code == ExitCode.ice, await restartsIce(after: text, on: link) { return nil }
+            if code == ExitCode.ice, restartsIce(after: text, on: link) { return nil }
             link.failed = (code, text)
             guard mesh else { return await end(code: code, state: .failed, reason: text) }
             report(.failed, link.peer, text)

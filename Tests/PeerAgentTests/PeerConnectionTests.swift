@@ -347,6 +347,8 @@ final class PairEvents: @unchecked Sendable {
         let start = Date()
         try pair.a.setRemoteDescription(vanilla)
         #expect(await eventually(within: 10) { pair.a.connectionState == .failed })
+        // The event comes on the loop thread after the state changed: wait for it too.
+        #expect(await eventually(within: 2) { pair.time("a", reached: .failed) != nil })
         let failed = try #require(pair.time("a", reached: .failed))
         let elapsed = failed.timeIntervalSince(start)
         print("ICE failed after \(String(format: "%.2f", elapsed)) s: \(pair.a.failureReason ?? "-")")

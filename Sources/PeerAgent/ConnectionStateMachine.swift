@@ -7,9 +7,10 @@ import ICE
 /// state, plus why it failed and when the set-up steps were reached.
 ///
 /// `failed` and `closed` are final: later ICE or DTLS changes are recorded but no longer
-/// move the state — except that an ICE restart (``iceRestarted()``) takes a connection
-/// whose path failed, its DTLS association intact, back to `connecting`. The one way to `closed` other than ``close()`` is the peer's DTLS
-/// `close_notify` on a connected call (the call is over, not failed).
+/// move the state — except that an ICE restart (``iceRestarted(limitMs:)``) takes a
+/// connection whose path failed, its DTLS association intact, back to `connecting`. The
+/// one way to `closed` other than ``close()`` is the peer's DTLS `close_notify` on a
+/// connected call (the call is over, not failed).
 ///
 /// A value type with no lock: its owner (``PeerConnection``) keeps it under its lock.
 /// Times are monotonic milliseconds (`monotonicMs()`).
@@ -92,8 +93,8 @@ struct ConnectionStateMachine {
 
     /// An ICE restart was applied (RFC 8445 §9; W3C `restartIce()` may recover `failed`):
     /// a connection that failed for its ICE path while DTLS stayed connected is
-    /// `connecting` again. Returns the events.
-    /// `limitMs` is the restarted checks' limit, for the reason should they fail too.
+    /// `connecting` again; `limitMs` is the restarted checks' limit, for the reason should
+    /// they fail too. Returns the events.
     mutating func iceRestarted(limitMs: UInt32) -> [PeerConnectionEvent] {
         restartLimitMs = limitMs
         guard state == .failed, dtls == .connected, failure?.hasPrefix("ICE") == true else { return [] }

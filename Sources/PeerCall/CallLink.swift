@@ -12,7 +12,7 @@ struct PendingReoffer {
     /// When it was first and last published.
     var sentAt: Date
     var lastPublish: Date
-    /// The negotiated directions by kind before it.
+    /// The negotiated directions before it (``CallRun/directions(of:)``).
     var before: [String: String]
     /// What a rollback restores (the re-offer unanswered): the wished directions and hold.
     var wishes: [Direction]
@@ -63,8 +63,10 @@ final class CallLink {
     var publishedOffers: Set<String> = [], publishedAnswers: Set<String> = []
     /// The `o=` id and version of the peer's latest description taken.
     var remoteSession: (id: String, version: UInt64)?
-    /// The DTLS fingerprints of the peer's latest description taken.
+    /// The DTLS fingerprints and ICE ufrag of the peer's latest description taken (a new
+    /// ufrag in its re-offer is an ICE restart).
     var remoteFingerprints: [Fingerprint] = []
+    var remoteUfrag: String?
     /// The `o=` identity of the peer's offer our latest answer answered.
     var answeredIdentity: String?
     /// Our re-offer waiting for its answer.

@@ -96,8 +96,7 @@ extension CallRun {
         guard let pending = link.reoffer else { return }
         // Only the peer's: its session id, or its fingerprint (a busy decline to a third
         // party, or a stray answer, is not ours to apply).
-        guard case .renegotiation = InCallOffer.classify(answer.sdp, remote: link.remoteSession.map { ($0.id, 0) },
-                                                         fingerprints: link.remoteFingerprints, answered: nil) else { return }
+        guard InCallOffer.isFromPeer(answer.sdp, remoteId: link.remoteSession?.id, fingerprints: link.remoteFingerprints) else { return }
         do { try link.pc.setRemoteDescription(answer) } catch {
             onEvent(.signalingError(topic: profile.answerTopic, reason: "answer to our re-offer (\(pending.reason)) from \(link.peer) refused: \(error)"))
             rollBack(link, because: "its answer was refused")
@@ -153,7 +152,8 @@ extension CallRun {
     /// (glare by the perfect-negotiation rule), a repeat answered again, a stale one
     /// ignored, another caller's handed to the profile's rule (busy or replace).
     func inCallOffer(_ offer: SessionDescriptionInit, on link: CallLink) async {
-        switch InCallOffer.classify(offer.sdp, remote: link.remoteSession, fingerprints: link.remoteFingerprints,
+        let parsed = try? SessionDescription(parsing: offer.sdp)
+        switch InCallOffer.classify(offer.sdp, parsed: parsed, remote: link.remoteSession, fingerprints: link.remoteFingerprints,
                                     answered: link.answeredIdentity) {
         case .repeated:
             if let answer = link.answer { await publish(link.pc.localDescription ?? answer, on: link) }
@@ -182,9 +182,7 @@ extension CallRun {
         }
         let before = directions(of: link)
         let started = Date()
-        let parsed = try? SessionDescription(parsing: offer.sdp)
-        let current = link.pc.remoteDescription.flatMap { try? SessionDescription(parsing: $0.sdp) }
-        let restart = parsed.flatMap { Self.ufrag(of: $0) } != current.flatMap { Self.ufrag(of: $0) }
+        let restart = parsed.flatMap { Self.ufrag(of: $0) } != link.remoteUfrag
         do { try link.pc.setRemoteDescription(offer) } catch {
             onEvent(.signalingError(topic: profile.offerTopic, reason: "re-offer from \(link.peer) refused: \(error)"))
             onEvent(.renegotiationFailed(peer: link.peer, reason: "re-offer from \(link.peer) refused; the call keeps its state"))
@@ -199,7 +197,7 @@ extension CallRun {
             onEvent(.signalingError(topic: profile.offerTopic, reason: "re-offer from \(link.peer) not answerable: \(error)"))
             return
         }
-        took(offer.sdp, on: link)
+        took(offer.sdp, parsed: parsed, on: link)
         link.answeredIdentity = Call.identity(offer.sdp)
         if restart { peerRestartedIce(link) }
         let heldBefore = link.remoteHolds
@@ -218,10 +216,12 @@ extension CallRun {
 
     // MARK: State
 
-    /// Notes the peer's description `sdp` as its latest (session id, version, fingerprints).
-    func took(_ sdp: String, on link: CallLink) {
+    /// Notes the peer's description `sdp` as its latest (session id, version, fingerprints,
+    /// ICE ufrag); `parsed` is `sdp` parsed, when the caller has it.
+    func took(_ sdp: String, parsed: SessionDescription? = nil, on link: CallLink) {
         link.remoteSession = Call.session(sdp)
-        if let parsed = try? SessionDescription(parsing: sdp) {
+        if let parsed = parsed ?? (try? SessionDescription(parsing: sdp)) {
+            link.remoteUfrag = Self.ufrag(of: parsed)
             let prints = Reoffer.fingerprints(of: parsed)
             if !prints.isEmpty { link.remoteFingerprints = prints }
             if link.remoteReceivedAtStart == nil { link.remoteReceivedAtStart = Self.receives(parsed) }

@@ -223,7 +223,7 @@ final class CallRun {
         case .ignored:
             break
         case let .offer(offer, from):
-            // Our own (legacy: both sides hear both topics), by our o= session id.
+            // Our own (legacy: both sides hear both topics), by type and o= identity.
             if isOurs(offer, peer: from) { return nil }
             if let link = links[from], link.inCall, !finishing {
                 await inCallOffer(offer, on: link)

@@ -17,9 +17,10 @@ enum InCallOffer: Equatable {
 
     /// Classifies `sdp`, an offer from the peer whose latest description had `remote` as
     /// its `o=` id and version and `fingerprints` as DTLS fingerprints; `answered` is the
-    /// `o=` identity (id and version) of the offer we answered last, if any.
-    static func classify(_ sdp: String, remote: (id: String, version: UInt64)?, fingerprints: [Fingerprint],
-                         answered: String?) -> InCallOffer {
+    /// `o=` identity (id and version) of the offer we answered last, if any. `parsed` is
+    /// `sdp` parsed, when the caller has it (else it is parsed here if needed).
+    static func classify(_ sdp: String, parsed: SessionDescription? = nil, remote: (id: String, version: UInt64)?,
+                         fingerprints: [Fingerprint], answered: String?) -> InCallOffer {
         let identity = Call.identity(sdp)
         if let identity, identity == answered { return .repeated }
         guard let session = Call.session(sdp) else { return .otherCaller }
@@ -28,8 +29,19 @@ enum InCallOffer: Equatable {
             if session.version == remote.version { return .repeated }
             return .stale(latest: remote.version, offered: session.version)
         }
-        guard let parsed = try? SessionDescription(parsing: sdp), let old = fingerprints.first else { return .otherCaller }
-        let offered = Reoffer.fingerprints(of: parsed)
-        return offered.contains { $0.matches(old) } ? .renegotiation : .otherCaller
+        return carries(fingerprints, sdp, parsed: parsed) ? .renegotiation : .otherCaller
+    }
+
+    /// True when `sdp` (an answer, say) is the peer's: its `o=` id is `remoteId`, or it
+    /// carries the peer's fingerprint.
+    static func isFromPeer(_ sdp: String, parsed: SessionDescription? = nil, remoteId: String?, fingerprints: [Fingerprint]) -> Bool {
+        if let remoteId, Call.session(sdp)?.id == remoteId { return true }
+        return carries(fingerprints, sdp, parsed: parsed)
+    }
+
+    /// True when `sdp` carries the first of `fingerprints` (RFC 8122 §5).
+    private static func carries(_ fingerprints: [Fingerprint], _ sdp: String, parsed: SessionDescription?) -> Bool {
+        guard let old = fingerprints.first, let description = parsed ?? (try? SessionDescription(parsing: sdp)) else { return false }
+        return Reoffer.fingerprints(of: description).contains { $0.matches(old) }
     }
 }

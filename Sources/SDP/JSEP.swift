@@ -56,7 +56,6 @@ public struct LocalDescriptionOptions: Equatable, Sendable {
         self.sessionId = sessionId; self.sessionVersion = sessionVersion; self.iceUfrag = iceUfrag
         self.icePwd = icePwd; self.iceOptions = iceOptions; self.fingerprints = fingerprints; self.tracks = tracks
     }
-
 }
 
 /// Offer/answer (RFC 3264, JSEP RFC 8829 §5.2–5.3) for the codecs `peer` serves:

@@ -311,12 +311,16 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
-    /// Checks for silence every sixth of the timeout (500 ms) while connected and traffic
-    /// is expected, so `disconnected` comes 3–3.5 s after the last datagram (loop thread).
+    /// Wakes when the silence would reach the next limit (``Configuration/inactivityTimeoutMs``
+    /// while connected, ``Configuration/inactivityFailureMs`` while disconnected), so
+    /// `disconnected` comes within a few ms of the timeout after the last datagram, with one
+    /// wake-up per timeout while datagrams flow (loop thread).
     private func watchInactivity() {
         guard inactivityTimer == 0, expectsTraffic, !isClosed, wasConnected, _state != .failed else { return }
-        let timeout = configuration.inactivityTimeoutMs
-        inactivityTimer = loop.after(milliseconds: max(50, timeout / 6)) { [weak self] in
+        let silentMs = max(0, (g_get_monotonic_time() - lastReceiveUs) / 1000)
+        let limit = gint64(_state == .disconnected ? configuration.inactivityFailureMs : configuration.inactivityTimeoutMs)
+        let waitMs = UInt32(clamping: max(10, limit - silentMs))
+        inactivityTimer = loop.after(milliseconds: waitMs) { [weak self] in
             guard let self else { return }
             self.inactivityTimer = 0
             guard !self.isClosed, self.expectsTraffic else { return }
@@ -326,7 +330,7 @@ public final class IceAgent: @unchecked Sendable {
                 self.transition(to: .failed)
                 return
             }
-            if silentMs >= gint64(timeout), self._state == .connected || self._state == .completed {
+            if silentMs >= gint64(self.configuration.inactivityTimeoutMs), self._state == .connected || self._state == .completed {
                 self.stateBeforeInactivity = self._state
                 self.transition(to: .disconnected)
             }

@@ -57,8 +57,9 @@ extension IceAgent {
         public var consentFreshness = false
         /// While traffic is expected (``IceAgent/setExpectsTraffic(_:)``), a connected
         /// agent that receives no datagram for this long reports `disconnected`, and
-        /// `connected`/`completed` again when datagrams return, ms.
-        public var inactivityTimeoutMs: UInt32 = 3_000
+        /// `connected`/`completed` again when datagrams return, ms (2.5 s: the silence after
+        /// which Chromium counts a connection as no longer receiving).
+        public var inactivityTimeoutMs: UInt32 = 2_500
         /// While traffic is expected, no datagram for this long makes the agent `failed`,
         /// ms (30 s: RFC 7675's consent lifetime). Media toward us arrives every 20 ms,
         /// so loss alone never comes near it.

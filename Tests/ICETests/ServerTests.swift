@@ -86,6 +86,9 @@ final class Lines: @unchecked Sendable {
         a.agent.endOfRemoteCandidates()
         b.agent.endOfRemoteCandidates()
         #expect(await a.waitState(.connected))
+        // Both sides: the controlled agent may select its pair (and accept sends) a moment
+        // after the controlling one (seen once: b's first datagram refused, 199 of 200).
+        #expect(await b.waitState(.connected))
         let pair = try #require(a.agent.selectedPair)
         #expect(pair.local.type == .relay && pair.remote.type == .relay)
         await exchange(a, b, count: 200, paceMs: 2)

@@ -13,6 +13,8 @@ enum AnswerNegotiation {
         var accepted = 0
         /// For each rejected m-section, why, naming the codecs offered and ours.
         var rejections: [String] = []
+        /// What a subsequent answer renumbered (payload type, mid extension id), in words.
+        var remaps: [String] = []
     }
 
     /// Applies `answer` (a first or a subsequent one) to `transceivers`: each m-section with
@@ -50,8 +52,14 @@ enum AnswerNegotiation {
             let ours = weAreOfferer ? m.effectiveDirection.reversed : m.effectiveDirection
             let receivedBefore = t.currentDirection?.receives == true
             t.currentDirection = ours
+            if let was = t.payloadType, was != pt {
+                outcome.remaps.append("mid \(mid): payload type \(was) is now \(pt)")
+            }
             t.payloadType = pt
             if let ext = m.extmaps.first(where: { $0.uri == JSEP.midExtension }), (1...14).contains(ext.id) {
+                if let was = router.midExtensionID, was != UInt8(ext.id) {
+                    outcome.remaps.append("mid header extension id \(was) is now \(ext.id)")
+                }
                 router.midExtensionID = UInt8(ext.id)
             }
             t.sender.configure(payloadType: pt, mid: mid, midExtensionID: router.midExtensionID.map(Int.init))

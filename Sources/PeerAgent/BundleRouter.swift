@@ -20,15 +20,17 @@ struct BundleRouter {
     mutating func announce(ssrc: UInt32, to receiver: RtpReceiver) { ssrcRoutes[ssrc] = receiver }
 
     /// The receiver for `packet` among `transceivers`, or nil when none takes it (the
-    /// packet is dropped).
+    /// packet is dropped): by mid, else SSRC, else payload type — and in every case only
+    /// with a payload type its m-section negotiated (a receiver ignores others, RFC 3550
+    /// §5.1; after a renumbering re-offer, the old number no longer plays).
     mutating func route(_ packet: RTPPacket, among transceivers: [RtpTransceiver]) -> RtpReceiver? {
         if let id = midExtensionID, let data = packet.headerExtension?.element(id),
            let mid = String(validating: data, as: UTF8.self),
            let t = transceivers.first(where: { $0.mid == mid }) {
             ssrcRoutes[packet.ssrc] = t.receiver
-            return t.receiver
+            return t.receiver.accepts(payloadType: packet.payloadType) ? t.receiver : nil
         }
-        if let r = ssrcRoutes[packet.ssrc] { return r }
+        if let r = ssrcRoutes[packet.ssrc] { return r.accepts(payloadType: packet.payloadType) ? r : nil }
         if let t = transceivers.first(where: { $0.currentDirection?.receives == true && $0.receiver.accepts(payloadType: packet.payloadType) }) {
             ssrcRoutes[packet.ssrc] = t.receiver
             return t.receiver

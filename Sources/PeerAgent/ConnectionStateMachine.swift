@@ -53,6 +53,8 @@ struct ConnectionStateMachine {
     mutating func iceChanged(_ newState: IceConnectionState, now: Int64, dtlsError: String?) -> (events: [PeerConnectionEvent], firstConnected: Bool) {
         ice = newState
         var first = false
+        // A restart that connected is over: a later failure is not its.
+        if iceIsConnected { restartLimitMs = nil }
         if iceIsConnected && iceConnectedMs == nil {
             iceConnectedMs = now
             first = true

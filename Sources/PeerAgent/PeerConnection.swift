@@ -301,6 +301,14 @@ public final class PeerConnection: Sendable {
         do { parsed = try SessionDescription(parsing: description.sdp) } catch {
             throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
         }
+        let usable = parsed.media.filter { !$0.isRejected }
+        let first = usable.first ?? parsed.media.first
+        // An answer rejecting every section carries no ICE credentials: accepted, and
+        // negotiation below fails the connection naming the codecs.
+        let ufrag = first?.iceUfrag ?? parsed.iceUfrag ?? "", pwd = first?.icePwd ?? parsed.icePwd ?? ""
+        let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
+        // Every check before anything changes: a refused description leaves the connection
+        // as it was (W3C setRemoteDescription; PROTOCOL.md "Renegotiation").
         let controlling = try state.withLock { s -> Bool in
             guard !s.machine.isClosed else { throw PeerConnectionError.closed }
             switch (description.type, s.signaling) {
@@ -309,9 +317,22 @@ public final class PeerConnection: Sendable {
                 throw PeerConnectionError.invalidState(operation: "setRemoteDescription(\(description.type.rawValue))",
                                                        state: s.signaling.rawValue)
             }
-            if description.type == .offer, let current = s.currentRemote {
-                do throws(ReofferError) { try Reoffer.check(parsed, against: current) } catch {
-                    throw PeerConnectionError.invalidDescription("remote offer: \(error)")
+            guard (!ufrag.isEmpty && !pwd.isEmpty) || usable.isEmpty else {
+                throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=ice-ufrag/a=ice-pwd")
+            }
+            guard !prints.isEmpty || usable.isEmpty else {
+                throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
+            }
+            if let current = s.currentRemote {
+                let ours: Setup? = s.dtlsRole.map { $0 == .client ? .active : .passive }
+                do throws(ReofferError) {
+                    if description.type == .offer {
+                        try Reoffer.check(parsed, against: current, establishedSetup: ours)
+                    } else {
+                        try Reoffer.checkAnswer(parsed, against: current, establishedSetup: ours)
+                    }
+                } catch {
+                    throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
                 }
             }
             if s.isOfferer == nil { s.isOfferer = description.type == .answer }
@@ -321,14 +342,6 @@ public final class PeerConnection: Sendable {
         let agent = try obtainAgent(controlling: controlling)
         if parsed.iceLite, !agent.controlling { agent.setControlling(true) }
         if description.type == .offer { addTransceivers(forTracksIn: parsed) }
-        let usable = parsed.media.filter { !$0.isRejected }
-        let first = usable.first ?? parsed.media.first
-        // An answer rejecting every section carries no ICE credentials: accepted, and
-        // negotiation below fails the connection naming the codecs.
-        let ufrag = first?.iceUfrag ?? parsed.iceUfrag ?? "", pwd = first?.icePwd ?? parsed.icePwd ?? ""
-        guard (!ufrag.isEmpty && !pwd.isEmpty) || usable.isEmpty else {
-            throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=ice-ufrag/a=ice-pwd")
-        }
         // Credentials first: once `remote` is set below, addIceCandidate (any thread) hands
         // candidates straight to libnice, which refuses them before it has credentials.
         let (knownUfrag, negotiated, offered) = state.withLock { s in (s.remoteCandidates.ufrag, s.negotiations > 0, s.offeredCredentials) }
@@ -342,10 +355,10 @@ public final class PeerConnection: Sendable {
                     s.credentials = fresh
                     s.remoteCandidates = RemoteCandidates()
                     s.retrickle = true
-                    if description.type == .answer {
-                        s.offeredCredentials = nil
-                        s.iceRestartWanted = false
-                    }
+                    // Our restart request is met either way: the next local description
+                    // (our answer, or the offer that was answered) has new credentials.
+                    s.iceRestartWanted = false
+                    if description.type == .answer { s.offeredCredentials = nil }
                     return s.machine.iceRestarted(limitMs: configuration.iceRestartTimeoutMs)
                 })
             }
@@ -353,10 +366,6 @@ public final class PeerConnection: Sendable {
         }
         let (candidates, endOfCandidates) = try state.withLock { s -> ([Candidate], Bool) in
             guard !s.machine.isClosed else { throw PeerConnectionError.closed }
-            let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
-            guard !prints.isEmpty || usable.isEmpty else {
-                throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
-            }
             s.remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
             s.remoteCandidates.ufrag = ufrag.isEmpty ? nil : ufrag
             s.signaling = description.type == .offer ? .haveRemoteOffer : .stable
@@ -519,7 +528,8 @@ public final class PeerConnection: Sendable {
         // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
         // second): then a silent path is reported `disconnected` within seconds.
         s.agent?.setExpectsTraffic(receives)
-        guard media.accepted == 0 else { return media.tracks }
+        let remaps = media.remaps.isEmpty ? [] : [PeerConnectionEvent.remapped(media.remaps.joined(separator: "; "))]
+        guard media.accepted == 0 else { return remaps + media.tracks }
         return media.tracks + s.machine.fail(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
     }
 

@@ -90,6 +90,9 @@ final class RtpSender: Sendable {
         thread.async { [self] in
             let s = state.value
             s.payloadType = UInt8(clamping: payloadType)
+            // A renegotiation that renumbered it: the packets from now on carry the new one.
+            s.vp8Packetizer?.payloadType = s.payloadType
+            s.opusPacketizer?.payloadType = s.payloadType
             s.stats.mid = mid
             s.stats.codecId = "CO-\(payloadType)"
             if let id = midExtensionID, (1...14).contains(id) {

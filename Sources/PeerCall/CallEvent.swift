@@ -41,14 +41,17 @@ public enum CallEvent: Sendable {
     /// answer within `--timeout` and was rolled back, was rolled back for the peer's in
     /// glare, or the peer's re-offer was refused (`reason` names the line) or ignored.
     case renegotiationFailed(peer: String, reason: String)
+    /// `peer`'s renegotiation renumbered payload types or header-extension ids (`detail`);
+    /// we follow it.
+    case remapped(peer: String, detail: String)
     /// The result of an action (`--at`, `--control`): `ok`, or why not; `origin` says
     /// where it came from (`at 3` or `control`, with the command's id).
     case action(CallAction, ok: Bool, detail: String?, origin: String)
     /// ICE on the connection with `peer` stayed `disconnected` or failed; we restart it
     /// (new credentials, a re-offer) because of `reason`.
     case iceRestarting(peer: String, reason: String)
-    /// ICE connected again after `seconds` of outage, `restarted` when an ICE restart of
-    /// ours brought it back (otherwise the path came back, or the peer restarted).
+    /// ICE connected again after `seconds` of outage, `restarted` when an ICE restart (ours,
+    /// or the peer's during the outage) brought it back; otherwise the path came back.
     case iceRecovered(peer: String, seconds: Double, restarted: Bool)
     /// Final statistics of the connection with `peer`.
     case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)

@@ -20,6 +20,10 @@ struct PendingReoffer {
     var directionsBeforeHold: [Direction]?
 }
 
+/// The call's wishes for a link's transceivers at one moment: each transceiver's wished
+/// direction, whether we hold, and the directions an unhold restores.
+typealias CallWishes = (directions: [Direction], localHold: Bool, directionsBeforeHold: [Direction]?)
+
 /// One remote peer of a ``Call``: its ``PeerConnection`` and the call's record of it.
 /// Used only by the call's task (no lock).
 final class CallLink {
@@ -73,6 +77,8 @@ final class CallLink {
     var reoffer: PendingReoffer?
     /// Why a renegotiation was wanted while another was under way (taken once `stable`).
     var wanted: [String] = []
+    /// The wishes before the actions the next re-offer carries: what its rollback restores.
+    var rollbackWishes: CallWishes?
     /// We hold the peer (RFC 3264 §8.4); the directions we wanted before, to unhold.
     var localHold = false
     var directionsBeforeHold: [Direction]?

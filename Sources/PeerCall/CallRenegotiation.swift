@@ -20,10 +20,14 @@ extension CallRun {
         }
         var refusals: [String] = []
         for link in targets {
+            // What a rollback of the re-offer restores: the wishes before this action (or
+            // before the first of the actions that re-offer will carry).
+            let before = (link.pc.allTransceivers.map(\.direction), link.localHold, link.directionsBeforeHold)
             if let refusal = change(link, for: action) {
                 refusals.append(profile.isMesh ? "\(link.peer): \(refusal)" : refusal)
                 continue
             }
+            if link.reoffer == nil, link.wanted.isEmpty, link.rollbackWishes == nil { link.rollbackWishes = before }
             await renegotiate(link, reason: action.rawValue)
         }
         onEvent(.action(action, ok: refusals.isEmpty, detail: refusals.isEmpty ? nil : refusals.joined(separator: "; "), origin: origin))
@@ -74,7 +78,8 @@ extension CallRun {
             link.wanted.append(reason)
             return
         }
-        let snapshot = (link.pc.allTransceivers.map(\.direction), link.localHold, link.directionsBeforeHold)
+        let snapshot = link.rollbackWishes ?? (link.pc.allTransceivers.map(\.direction), link.localHold, link.directionsBeforeHold)
+        link.rollbackWishes = nil
         let offer: SessionDescriptionInit
         do {
             offer = try link.pc.createOffer()
@@ -103,7 +108,13 @@ extension CallRun {
             return
         }
         link.reoffer = nil
-        took(answer.sdp, on: link)
+        let parsed = try? SessionDescription(parsing: answer.sdp)
+        took(answer.sdp, parsed: parsed, on: link)
+        // The peer may hold us in its answer too (after glare, its hold met by our offer):
+        // it receives nothing of what we offered to send (RFC 3264 §8.4).
+        if let parsed, let start = link.remoteReceivedAtStart, link.pc.allTransceivers.contains(where: \.direction.sends) {
+            link.remoteHolds = start && !Self.receives(parsed)
+        }
         onEvent(.renegotiated(peer: link.peer, offerer: "local", reason: pending.reason, before: pending.before,
                               after: directions(of: link), ms: Date().timeIntervalSince(pending.sentAt) * 1000))
         updateHold(link)
@@ -119,8 +130,10 @@ extension CallRun {
         for (t, d) in zip(link.pc.allTransceivers, pending.wishes) { t.direction = d }
         link.localHold = pending.localHold
         link.directionsBeforeHold = pending.directionsBeforeHold
+        let queued = link.wanted.isEmpty ? "" : " (the changes waiting for it, \(link.wanted.joined(separator: ",")), are undone too)"
         link.wanted = []
-        onEvent(.renegotiationFailed(peer: link.peer, reason: "our re-offer (\(pending.reason)) was rolled back: \(why); the call goes on as before"))
+        link.rollbackWishes = nil
+        onEvent(.renegotiationFailed(peer: link.peer, reason: "our re-offer (\(pending.reason)) was rolled back: \(why); the call goes on as before\(queued)"))
     }
 
     /// Timers of re-offers (each tick): republished while unanswered, rolled back after `--timeout`.
@@ -156,7 +169,8 @@ extension CallRun {
         switch InCallOffer.classify(offer.sdp, parsed: parsed, remote: link.remoteSession, fingerprints: link.remoteFingerprints,
                                     answered: link.answeredIdentity) {
         case .repeated:
-            if let answer = link.answer { await publish(link.pc.localDescription ?? answer, on: link) }
+            // The answer we gave it (not the local description: that may be our own re-offer now).
+            if let answer = link.answer { await publish(answer, on: link) }
             return
         case let .stale(latest, offered):
             onEvent(.renegotiationFailed(peer: link.peer, reason: "stale offer from \(link.peer) ignored: o= version \(offered) is below its latest, \(latest)"))
@@ -186,6 +200,7 @@ extension CallRun {
         do { try link.pc.setRemoteDescription(offer) } catch {
             onEvent(.signalingError(topic: profile.offerTopic, reason: "re-offer from \(link.peer) refused: \(error)"))
             onEvent(.renegotiationFailed(peer: link.peer, reason: "re-offer from \(link.peer) refused; the call keeps its state"))
+            await renegotiateIfNeeded(link)  // ours, if glare rolled it back for this one
             return
         }
         let answer: SessionDescriptionInit

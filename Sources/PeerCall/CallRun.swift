@@ -478,6 +478,8 @@ final class CallRun {
             await publishGathered(link)
         case let .track(info):
             onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
+        case let .remapped(detail):
+            onEvent(.remapped(peer: peer, detail: detail))
         case let .remoteCandidateDropped(candidate, reason):
             onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
         case let .iceConnectionState(s) where s == .connected || s == .completed:

@@ -14,7 +14,7 @@ public struct OpusPacketizer: Sendable {
     /// SSRC written into every packet.
     public let ssrc: UInt32
     /// Payload type (0–127) written into every packet.
-    public let payloadType: UInt8
+    public var payloadType: UInt8 { didSet { payloadType &= 0x7F } }
     /// Sequence number the next packet gets.
     public private(set) var nextSequenceNumber: UInt16
 

@@ -19,7 +19,7 @@ public struct VP8Packetizer: Sendable {
     /// SSRC written into every packet.
     public let ssrc: UInt32
     /// Payload type (0–127) written into every packet.
-    public let payloadType: UInt8
+    public var payloadType: UInt8 { didSet { payloadType &= 0x7F } }
     /// Maximum RTP payload size in bytes, descriptor included (RTP header and header extension not counted).
     public let maximumPayloadSize: Int
     /// Sequence number the next packet gets.

@@ -6,9 +6,12 @@
 /// same DTLS association).
 public enum Reoffer {
     /// Checks `offer` against `current`, the remote description now in force (the peer's
-    /// last offer or answer).
+    /// last offer or answer); `establishedSetup` is our `a=setup` role in the association in
+    /// use (`active` or `passive`), which the offer may not swap (it offers `actpass` or the
+    /// role it has).
     /// - Throws: ``ReofferError`` naming the first offending line and what it was.
-    public static func check(_ offer: SessionDescription, against current: SessionDescription) throws(ReofferError) {
+    public static func check(_ offer: SessionDescription, against current: SessionDescription,
+                             establishedSetup: Setup? = nil) throws(ReofferError) {
         guard offer.media.count >= current.media.count else {
             let lost = current.media[offer.media.count]
             throw .sectionRemoved(index: offer.media.count, mid: lost.mid ?? "", line: mLine(lost))
@@ -37,10 +40,38 @@ public enum Reoffer {
                 }
             }
         }
-        let before = fingerprints(of: current), after = fingerprints(of: offer)
+        try keepsAssociation(offer, of: current, establishedSetup: establishedSetup, answering: false)
+    }
+
+    /// Checks the peer's answer to our subsequent offer against `current`, the remote
+    /// description in force: the same DTLS fingerprint, and the peer's role in the
+    /// association (`a=setup`, the opposite of `establishedSetup`) unchanged (RFC 8842 §5.5).
+    /// - Throws: ``ReofferError`` naming the offending line.
+    public static func checkAnswer(_ answer: SessionDescription, against current: SessionDescription,
+                                   establishedSetup: Setup?) throws(ReofferError) {
+        try keepsAssociation(answer, of: current, establishedSetup: establishedSetup, answering: true)
+    }
+
+    /// The DTLS association stays: a fingerprint is given and matches, and no section in use
+    /// swaps the roles (an offer may say `actpass`, an answer may not).
+    static func keepsAssociation(_ d: SessionDescription, of current: SessionDescription,
+                                 establishedSetup: Setup?, answering: Bool) throws(ReofferError) {
+        let usable = d.media.filter { !$0.isRejected }
+        let before = fingerprints(of: current), after = fingerprints(of: d)
+        if after.isEmpty, !usable.isEmpty {
+            throw .fingerprintMissing(line: usable.first.map(mLine) ?? "")
+        }
         if let old = before.first, !after.isEmpty, !after.contains(where: { $0.matches(old) }) {
             let new = after[0]
             throw .fingerprintChanged(line: "a=fingerprint:\(new.algorithm) \(new.value)", was: "\(old.algorithm) \(old.value)")
+        }
+        guard let ours = establishedSetup, ours == .active || ours == .passive else { return }
+        let theirs: Setup = ours == .active ? .passive : .active
+        for m in usable {
+            let setup = m.setup ?? d.setup ?? (answering ? .active : .actpass)
+            guard setup == theirs || (!answering && setup == .actpass) else {
+                throw .roleSwap(mid: m.mid ?? "", setup: setup.rawValue, kept: ours.rawValue)
+            }
         }
     }
 
@@ -76,7 +107,12 @@ public enum ReofferError: Error, Equatable, CustomStringConvertible {
     case fingerprintChanged(line: String, was: String)
     /// The BUNDLE group in force (`line`) is missing or lost a mid (`now`: the offer's).
     case bundleDropped(line: String, now: String?)
+    /// No `a=fingerprint` at all, though sections (the first: `line`) are in use.
+    case fingerprintMissing(line: String)
+    /// The section `mid`'s `a=setup:<setup>` swaps the DTLS roles in use (ours: `kept`).
+    case roleSwap(mid: String, setup: String, kept: String)
 
+    /// The refusal in words, naming the line and the rule.
     public var description: String {
         switch self {
         case let .sectionRemoved(index, mid, line):
@@ -86,9 +122,13 @@ public enum ReofferError: Error, Equatable, CustomStringConvertible {
         case let .kindChanged(mid, line, was):
             return "re-offer changes m-section mid \(mid) to \"\(line)\"; it was \(was) (RFC 8829 §5.2.2)"
         case let .fingerprintChanged(line, was):
-            return "re-offer \(line) changes the DTLS fingerprint of the association in use (was \(was)); a new certificate needs a new connection"
+            return "\(line) changes the DTLS fingerprint of the association in use (was \(was)); a new certificate needs a new connection"
         case let .bundleDropped(line, now):
             return "re-offer drops the BUNDLE group in force (\(line)): \(now ?? "no a=group:BUNDLE") (RFC 8843 §7.5)"
+        case let .fingerprintMissing(line):
+            return "no a=fingerprint for the sections in use (\(line)); the DTLS association in use needs it (RFC 8842 §5.5)"
+        case let .roleSwap(mid, setup, kept):
+            return "m-section mid \(mid) has a=setup:\(setup), which swaps the DTLS roles in use (ours is a=setup:\(kept)) (RFC 8842 §5.5)"
         }
     }
 }

@@ -279,6 +279,9 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
                 out.emit(["event": "renegotiated", "peer": peer, "offerer": offerer, "reason": reason, "before": before, "after": after,
                           "ms": (ms * 10).rounded() / 10])
             }
+        case let .remapped(peer, detail):
+            say("\(peer): renegotiation renumbered \(detail); followed")
+            if json { out.emit(["event": "remapped", "peer": peer, "detail": detail]) }
         case let .renegotiationFailed(peer, reason):
             say("\(peer): \(reason)")
             if json { out.emit(["event": "renegotiationFailed", "peer": peer, "reason": reason]) }

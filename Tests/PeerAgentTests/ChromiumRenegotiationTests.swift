@@ -23,9 +23,15 @@ import TestSupport
     /// with the line's time (ms); nil where there is no such object (Chromium drops a
     /// receiver's `inbound-rtp` while its transceiver does not receive).
     static func videoSamples(_ events: [[String: Any]], _ type: String, _ field: String) -> [(t: Double, value: Int?)] {
+        samples(events, type, field, kind: "video")
+    }
+
+    /// `field` of the first stats object of `type` (and `kind`, when given) in each
+    /// per-second stats line, with the line's time (ms).
+    static func samples(_ events: [[String: Any]], _ type: String, _ field: String, kind: String? = nil) -> [(t: Double, value: Int?)] {
         named(events, "stats").compactMap { e in
             guard let t = e["t"] as? Double, let stats = e["stats"] as? [[String: Any]] else { return nil }
-            let video = stats.first { $0["type"] as? String == type && $0["kind"] as? String == "video" }
+            let video = stats.first { $0["type"] as? String == type && (kind == nil || $0["kind"] as? String == kind) }
             return (t, video?[field] as? Int)
         }
     }
@@ -81,6 +87,13 @@ import TestSupport
             let holdAt = actions.first { $0["action"] as? String == "sendonly" }?["t"] as? Double ?? 0
             let unholdAt = actions.first { $0["action"] as? String == "sendrecv" }?["t"] as? Double ?? 0
             let during = inbound.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 }
+            // What reached Chromium while it held peer: its transport's bytes (the inbound-rtp
+            // is gone then), RTCP only — peer's video and audio toward it stopped.
+            let bytes = Self.samples(r.chromium, "transport", "bytesReceived")
+            let heldBytes = bytes.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 }.compactMap(\.value)
+            let heldRate = heldBytes.count >= 2 ? Double((heldBytes.last ?? 0) - (heldBytes.first ?? 0)) / (Double(heldBytes.count - 1)) : -1
+            let before = bytes.filter { $0.t > holdAt - 2000 && $0.t < holdAt }.compactMap(\.value)
+            let beforeRate = before.count >= 2 ? Double((before.last ?? 0) - (before.first ?? 0)) / Double(before.count - 1) : -1
             let after = inbound.filter { $0.t > unholdAt + 1500 && $0.t < unholdAt + 4000 }.compactMap(\.value)
             let second = r.h.path("peer-mid2.ivf")
             print("chromium renegotiates: peer \(renegotiated.map { "\($0["reason"] ?? "-") \($0["after"] ?? "-") \($0["ms"] ?? "-") ms" }); "
@@ -94,7 +107,9 @@ import TestSupport
             #expect(renegotiated.last?["after"] as? [String: String] == ["audio": "sendrecv", "video": "sendrecv", "video:2": "inactive"])
             let states = CallRenegotiationTests.states(r.peer)
             #expect(states.firstIndex(of: "hold").map { states[$0...].contains("established") } == true, "\(states)")
-            #expect(during.count >= 2 && Set(during.compactMap(\.value)).count <= 1, "peer stopped sending while held: \(during)")
+            print("chromium renegotiates: Chromium's transport received \(Int(beforeRate)) bytes/s before its hold, \(Int(heldRate)) during it")
+            #expect(during.count >= 2 && Set(during.compactMap(\.value)).count <= 1, "no frames reached Chromium while held: \(during)")
+            #expect(heldRate >= 0 && heldRate < 2_000 && beforeRate > 5 * max(heldRate, 400), "peer stopped sending while held: \(heldRate) vs \(beforeRate) bytes/s")
             #expect(after.count >= 2 && after.last ?? 0 > after.first ?? Int.max, "and sent again: \(after)")
             #expect(ufrags.count == 2 && ufrags[0] != ufrags[1], "Chromium restarted ICE: \(ufrags)")
             #expect(r.peer.events("track").contains { $0["mid"] as? String == "2" && $0["kind"] as? String == "video" })

@@ -138,9 +138,11 @@ import TestSupport
         #expect(va.currentDirection == .sendonly)
     }
 
-    /// A re-offer that removes an m-section, reorders them, drops BUNDLE or changes the
-    /// fingerprint is refused naming the line, and the answerer keeps its state; the
-    /// offerer rolls back and a good re-offer goes through.
+    /// A re-offer that removes an m-section, reorders them, drops BUNDLE, changes or drops
+    /// the fingerprint (with new ICE credentials, which must not restart ICE then) or swaps
+    /// the DTLS roles is refused naming the line, and the answerer keeps its state — its
+    /// descriptions, transceivers and ICE credentials; the offerer rolls back and a good
+    /// re-offer goes through.
     @Test func aReofferThatBreaksTheRulesIsRefusedAndTheStateKept() async throws {
         let pair = try ConnectedPair(width: 160, height: 120)
         defer { pair.close() }
@@ -153,7 +155,21 @@ import TestSupport
                     line.hasPrefix("a=fingerprint:sha-256 ") ? "a=fingerprint:sha-256 " + Array(repeating: "AB", count: 32).joined(separator: ":") : String(line)
                 }.joined(separator: "\r\n")
             }),
+            ("has a=mid:1; the current description has mid 0", { sdp in
+                sdp.replacingOccurrences(of: "a=mid:0\r\n", with: "a=mid:X\r\n").replacingOccurrences(of: "a=mid:1\r\n", with: "a=mid:0\r\n")
+                    .replacingOccurrences(of: "a=mid:X\r\n", with: "a=mid:1\r\n")
+            }),
+            ("no a=fingerprint", { sdp in
+                sdp.split(separator: "\r\n", omittingEmptySubsequences: false).filter { !$0.hasPrefix("a=fingerprint:") }.map { line in
+                    line.hasPrefix("a=ice-ufrag:") ? "a=ice-ufrag:newufrag" : line.hasPrefix("a=ice-pwd:") ? "a=ice-pwd:anewpasswordof22charsxx" : String(line)
+                }.joined(separator: "\r\n")
+            }),
+            ("swaps the DTLS roles", { sdp in
+                sdp.replacingOccurrences(of: "a=setup:actpass", with: "a=setup:active").replacingOccurrences(of: "a=setup:passive", with: "a=setup:active")
+            }),
         ]
+        let remoteBefore = pair.b.remoteDescription?.sdp, localBefore = pair.b.localDescription?.sdp
+        let transceiversBefore = pair.b.allTransceivers.count
         for (expected, edit) in edits {
             let offer = try pair.a.createOffer()
             try pair.a.setLocalDescription(offer)
@@ -164,12 +180,43 @@ import TestSupport
                 #expect("\(error)".contains(expected), "\(error)")
             }
             #expect(pair.b.signalingState == .stable && pair.b.negotiationCount == 1)
+            #expect(pair.b.remoteDescription?.sdp == remoteBefore && pair.b.localDescription?.sdp == localBefore, "\(expected)")
+            #expect(pair.b.allTransceivers.count == transceiversBefore)
             try pair.a.rollback()
         }
         #expect(await Self.grows({ Self.framesReceived(va) }), "media goes on")
         for t in pair.a.allTransceivers { t.direction = .sendonly }
         _ = try Self.renegotiate(pair.a, pair.b)
         #expect(va.currentDirection == .sendonly)
+    }
+
+    /// A re-offer that renumbers VP8's payload type (as aiortc's may, PROTOCOL.md
+    /// "Renegotiation") is followed on the wire both ways, with a `remapped` event: B's video
+    /// (sent with the new number) keeps reaching A, whose receiver takes only the new one.
+    @Test func aRenumberedPayloadTypeIsFollowedOnTheWire() async throws {
+        let pair = try ConnectedPair(width: 160, height: 120)
+        defer { pair.close() }
+        let (va, _) = try await pair.negotiateUntilVideoArrives()
+        let offer = try pair.a.createOffer().sdp
+        let pt = try #require(offer.split(separator: "\r\n").first { $0.hasPrefix("a=rtpmap:") && $0.hasSuffix(" VP8/90000") }
+            .map { String($0.dropFirst("a=rtpmap:".count).prefix { $0.isNumber }) })
+        let renumbered = pt == "100" ? "101" : "100"
+        let (_, answer) = try Self.renegotiate(pair.a, pair.b) { sdp in
+            sdp.split(separator: "\r\n", omittingEmptySubsequences: false).map { line -> String in
+                if line.hasPrefix("m=video ") {
+                    return line.split(separator: " ").map { $0 == pt ? renumbered : String($0) }.joined(separator: " ")
+                }
+                for prefix in ["a=rtpmap:", "a=fmtp:", "a=rtcp-fb:"] where line.hasPrefix(prefix + pt + " ") {
+                    return prefix + renumbered + line.dropFirst(prefix.count + pt.count)
+                }
+                return String(line)
+            }.joined(separator: "\r\n")
+        }
+        #expect(answer.media.first { $0.kind == .video }?.payloads.first?.payloadType == Int(renumbered))
+        #expect(va.payloadType == Int(renumbered))
+        #expect(await Self.grows({ Self.framesReceived(va) }, by: 10), "B's video, sent as \(renumbered), still reaches A")
+        let remapped = pair.events("b").compactMap { if case let .remapped(d) = $0.0 { d } else { nil } }
+        #expect(remapped.contains { $0.contains("payload type \(pt) is now \(renumbered)") }, "\(remapped)")
     }
 
     /// ICE restart from either side: new ufrag and pwd on both, libnice checks again with

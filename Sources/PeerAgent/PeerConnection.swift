@@ -276,7 +276,10 @@ public final class PeerConnection: Sendable {
             return agent
         }
         emit(events)
-        if description.type == .answer { closeStoppedTransceivers() }
+        if description.type == .answer {
+            closeStoppedTransceivers()
+            updateNegotiationNeeded()  // back in stable: a change made meanwhile (W3C §4.7.3)
+        }
         if let agentToGather {
             do { try agentToGather.gather() } catch {
                 fail("ICE gathering could not start: \(error)")
@@ -384,7 +387,10 @@ public final class PeerConnection: Sendable {
             return RemoteCandidates.carried(by: parsed)
         }
         emit(events)
-        if description.type == .answer { closeStoppedTransceivers() }
+        if description.type == .answer {
+            closeStoppedTransceivers()
+            updateNegotiationNeeded()  // back in stable: a change made meanwhile (W3C §4.7.3)
+        }
         guard !ufrag.isEmpty else { return }
         var dropped: [Candidate] = []
         for c in candidates {

@@ -113,6 +113,7 @@ extension PeerConnection {
             return [.signalingState(.stable)]
         }
         emit(events)
+        updateNegotiationNeeded()  // the rolled-back change is still wanted (W3C §4.7.3)
     }
 
     /// Our candidates again, with the current (restarted) ufrag, and end-of-candidates

@@ -67,18 +67,19 @@ public struct ControlCommand: Sendable, Equatable {
             throw ControlCommandError(reason: "not JSON: \(quoted)")
         }
         guard let fields = object as? [String: Any] else { throw ControlCommandError(reason: "not a JSON object: \(quoted)") }
+        let id: String? = switch fields["id"] {
+        case let text as String: text
+        case let number as NSNumber: number.stringValue
+        default: nil
+        }
         guard let name = fields["action"] as? String else {
-            throw ControlCommandError(reason: "no \"action\" string in \(quoted); expected {\"action\":\"hold\"}")
+            throw ControlCommandError(reason: "no \"action\" string in \(quoted); expected {\"action\":\"hold\"}", id: id)
         }
         guard let action = CallAction(rawValue: name) else {
-            throw ControlCommandError(reason: "unknown action \(ControlCommandError.quote(name)); expected one of \(CallAction.names)")
+            throw ControlCommandError(reason: "unknown action \(ControlCommandError.quote(name)); expected one of \(CallAction.names)", id: id)
         }
         self.action = action
-        switch fields["id"] {
-        case let text as String: id = text
-        case let number as NSNumber: id = number.stringValue
-        default: id = nil
-        }
+        self.id = id
     }
 }
 
@@ -86,7 +87,14 @@ public struct ControlCommand: Sendable, Equatable {
 public struct ControlCommandError: Error, Equatable, CustomStringConvertible {
     /// What was wrong, naming the text.
     public var reason: String
+    /// The line's `id`, when it was a JSON object with one (so the error can be matched to
+    /// the command).
+    public var id: String?
+    /// The reason, as printed.
     public var description: String { reason }
+
+    /// An error saying `reason`, for the command `id` (when known).
+    public init(reason: String, id: String? = nil) { self.reason = reason; self.id = id }
 
     /// `text` in quotes, control characters escaped (`\u001b`), cut after 80 characters
     /// of the quoted form (an ellipsis says so).

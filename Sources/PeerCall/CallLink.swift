@@ -71,6 +71,9 @@ final class CallLink {
     /// ufrag in its re-offer is an ICE restart).
     var remoteFingerprints: [Fingerprint] = []
     var remoteUfrag: String?
+    /// The peer's ufrags before its ICE restarts: a late candidate of an old generation is
+    /// ignored (PROTOCOL.md "Renegotiation").
+    var previousRemoteUfrags: Set<String> = []
     /// The `o=` identity of the peer's offer our latest answer answered.
     var answeredIdentity: String?
     /// Our re-offer waiting for its answer.

@@ -236,7 +236,9 @@ extension CallRun {
     func took(_ sdp: String, parsed: SessionDescription? = nil, on link: CallLink) {
         link.remoteSession = Call.session(sdp)
         if let parsed = parsed ?? (try? SessionDescription(parsing: sdp)) {
-            link.remoteUfrag = Self.ufrag(of: parsed)
+            let ufrag = Self.ufrag(of: parsed)
+            if let old = link.remoteUfrag, old != ufrag { link.previousRemoteUfrags.insert(old) }
+            link.remoteUfrag = ufrag
             let prints = Reoffer.fingerprints(of: parsed)
             if !prints.isEmpty { link.remoteFingerprints = prints }
             if link.remoteReceivedAtStart == nil { link.remoteReceivedAtStart = Self.receives(parsed) }
@@ -266,6 +268,16 @@ extension CallRun {
     /// True when `d`, a description from the peer, receives on any RTP m-section in use.
     static func receives(_ d: SessionDescription) -> Bool {
         d.media.contains { !$0.isRejected && $0.isRTP && $0.effectiveDirection.receives }
+    }
+
+    /// The file of a track the peer adds mid-call: `-mid<mid>` before the extension of
+    /// `path` (the track kind's file). Letters and digits of the mid as they are; any other
+    /// mid gets a hash of itself too, so mids `a.b` and `a-b` do not share a file.
+    static func addedTrackPath(_ path: String, mid: String) -> String {
+        var safe = String(mid.prefix(32).map { $0.isASCII && ($0.isLetter || $0.isNumber) ? $0 : "_" })
+        if safe != mid { safe += "-" + String(mid.utf8.reduce(UInt32(2_166_136_261)) { ($0 ^ UInt32($1)) &* 16_777_619 }, radix: 16) }
+        let url = URL(fileURLWithPath: path)
+        return url.deletingPathExtension().path + "-mid\(safe)." + url.pathExtension
     }
 
     /// The ICE ufrag of the first m-section in use (or the session's).

@@ -293,17 +293,10 @@ final class CallRun {
             feed.yield(.connection(peer: peer, event: event))
         }
         let receive = ReceiveOptions(ivfPath: videoPath, oggPath: audioPath, decode: options.decode)
-        // A track the peer adds mid-call is recorded to a file of its own: `-mid<mid>`
-        // before the extension of the track kind's path.
         let decode = options.decode
         pc.receiveOptionsForAddedTracks = { kind, mid in
-            let safe = String(mid.prefix(32).map { $0.isLetter || $0.isNumber ? $0 : "_" })
-            func named(_ path: String) -> String {
-                let url = URL(fileURLWithPath: path)
-                return url.deletingPathExtension().path + "-mid\(safe)." + url.pathExtension
-            }
-            return kind == .video ? ReceiveOptions(ivfPath: named(videoPath), decode: decode)
-                                  : ReceiveOptions(oggPath: named(audioPath), decode: decode)
+            kind == .video ? ReceiveOptions(ivfPath: Self.addedTrackPath(videoPath, mid: mid), decode: decode)
+                           : ReceiveOptions(oggPath: Self.addedTrackPath(audioPath, mid: mid), decode: decode)
         }
         pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
                           audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
@@ -457,6 +450,8 @@ final class CallRun {
         } else if !candidate.isEndOfCandidates, link.published.contains(candidate.candidate) {
             return
         }
+        // A candidate of the peer's previous ICE generation, arriving after its restart.
+        if let ufrag = candidate.usernameFragment, link.previousRemoteUfrags.contains(ufrag) { return }
         if !candidate.isEndOfCandidates { onEvent(.candidate(peer: peer, local: false, candidate: candidate.candidate)) }
         do { try link.pc.addIceCandidate(candidate) } catch {
             onEvent(.signalingError(topic: topic, reason: "\(error)"))

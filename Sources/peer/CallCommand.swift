@@ -328,7 +328,7 @@ func readControlCommands(current: CurrentCall, out: JSONEvents) {
     let thread = Thread {
         while let line = readLine(strippingNewline: true) {
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
-            do {
+            do throws(ControlCommandError) {
                 let command = try ControlCommand(parsing: line)
                 let origin = command.id.map { "control:\($0)" } ?? "control"
                 guard current.perform(command.action, origin: origin) else {
@@ -338,7 +338,7 @@ func readControlCommands(current: CurrentCall, out: JSONEvents) {
                 }
             } catch {
                 say("--control: \(error)")
-                out.emit(["event": "action", "ok": false, "origin": "control", "detail": "\(error)"])
+                out.emit(["event": "action", "ok": false, "origin": "control", "detail": "\(error)", "id": error.id ?? NSNull()])
             }
         }
     }

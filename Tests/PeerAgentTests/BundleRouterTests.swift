@@ -28,27 +28,32 @@ import Testing
     }
 
     /// The mid extension wins over the payload type, and its route is kept for the SSRC:
-    /// a later packet of that SSRC without the extension (or with another payload type)
-    /// goes the same way.
+    /// a later packet of that SSRC without the extension goes the same way. A payload type
+    /// the mid's section did not negotiate is dropped (RFC 3550 §5.1), the route kept.
     @Test func theMidExtensionRoutesAndTheRouteIsKeptForTheSSRC() {
         let list = Self.transceivers()
         var router = BundleRouter()
         router.midExtensionID = 4
-        // Payload type 111 is audio's, but the mid says video.
-        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 111, mid: "1"), among: list) === list[1].receiver)
-        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 111), among: list) === list[1].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 96, mid: "1"), among: list) === list[1].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 96), among: list) === list[1].receiver)
+        // Payload type 111 is audio's, but the mid (and then the SSRC) says video: dropped.
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 111, mid: "1"), among: list) == nil)
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 111), among: list) == nil)
         #expect(router.ssrcRoutes[0xAAAA] === list[1].receiver)
     }
 
     /// Without a negotiated extension id the mid element is ignored; an announced SSRC
-    /// (a=ssrc) routes, and an unknown one falls back to the payload type.
+    /// (a=ssrc) routes, and an unknown one falls back to the payload type; the route of an
+    /// SSRC is kept, and takes only its section's payload types.
     @Test func announcedSSRCThenPayloadType() {
         let list = Self.transceivers()
         var router = BundleRouter()
         router.announce(ssrc: 0xBBBB, to: list[0].receiver)
-        #expect(router.route(Self.packet(ssrc: 0xBBBB, payloadType: 96, mid: "1"), among: list) === list[0].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xBBBB, payloadType: 111, mid: "1"), among: list) === list[0].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xBBBB, payloadType: 96), among: list) == nil, "video's payload type on audio's SSRC")
         #expect(router.route(Self.packet(ssrc: 0xCCCC, payloadType: 96), among: list) === list[1].receiver)
-        #expect(router.route(Self.packet(ssrc: 0xCCCC, payloadType: 111), among: list) === list[1].receiver)  // kept
+        #expect(router.route(Self.packet(ssrc: 0xCCCC, payloadType: 96, mid: "0"), among: list) === list[1].receiver)  // kept
+        #expect(router.ssrcRoutes[0xCCCC] === list[1].receiver)
     }
 
     /// A packet no transceiver takes (unknown mid, SSRC and payload type; or a transceiver

@@ -29,6 +29,24 @@ import SDP
         #expect(try ControlCommand(parsing: #"{"id":"a","action":"unhold","extra":[1]}"#).id == "a")
     }
 
+    /// A bad command that names an id keeps it, so its error event can be matched.
+    @Test func aBadCommandKeepsItsId() {
+        #expect(throws: ControlCommandError(reason: "unknown action \"fly\"; expected one of \(CallAction.names)", id: "7")) {
+            try ControlCommand(parsing: #"{"action":"fly","id":7}"#)
+        }
+        #expect(throws: ControlCommandError(reason: #"no "action" string in "{"id":"x"}"; expected {"action":"hold"}"#, id: "x")) {
+            try ControlCommand(parsing: #"{"id":"x"}"#)
+        }
+    }
+
+    /// A track the peer adds gets its own file; mids that differ only in characters that
+    /// cannot go in a file name still get different files.
+    @Test func addedTracksGetFilesOfTheirOwn() {
+        #expect(CallRun.addedTrackPath("/tmp/x/peer.ivf", mid: "2") == "/tmp/x/peer-mid2.ivf")
+        let dot = CallRun.addedTrackPath("/tmp/peer.ogg", mid: "a.b"), dash = CallRun.addedTrackPath("/tmp/peer.ogg", mid: "a-b")
+        #expect(dot.hasPrefix("/tmp/peer-mida_b-") && dot.hasSuffix(".ogg") && dot != dash, "\(dot) \(dash)")
+    }
+
     @Test func badControlLinesNameWhatIsWrong() {
         let cases: [(String, String)] = [
             ("hold", "not JSON: \"hold\""),

@@ -70,11 +70,15 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 fatalError("our re-offer fails our own Reoffer.check: \(error)\n--- input ---\n\(text.debugDescription)")
             }
         }
-        // The input as a re-offer of our first offer: an error or not, never a trap; and any
-        // description is a valid re-offer of itself.
-        _ = try? Reoffer.check(parsed, against: firstOffer)
-        do { try Reoffer.check(parsed, against: parsed) } catch {
-            fatalError("a description fails Reoffer.check against itself: \(error)\n--- input ---\n\(text.debugDescription)")
+        // The input as a re-offer of our first offer, or as the answer to one: an error or
+        // not, never a trap; and any description with a fingerprint is a valid re-offer of
+        // itself (without one, it is refused for that alone).
+        _ = try? Reoffer.check(parsed, against: firstOffer, establishedSetup: .passive)
+        _ = try? Reoffer.checkAnswer(parsed, against: firstOffer, establishedSetup: .active)
+        do throws(ReofferError) { try Reoffer.check(parsed, against: parsed) } catch {
+            if case .fingerprintMissing = error, Reoffer.fingerprints(of: parsed).isEmpty {} else {
+                fatalError("a description fails Reoffer.check against itself: \(error)\n--- input ---\n\(text.debugDescription)")
+            }
         }
     }
 

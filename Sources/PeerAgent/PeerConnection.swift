@@ -75,6 +75,9 @@ public final class PeerConnection: Sendable {
         var machine: ConnectionStateMachine
         var negotiated = false
         var dtlsRole: DTLSRole?
+        /// Our `a=setup` in the DTLS association in use (`active` for its client), once
+        /// the first answer fixed the roles (RFC 8842 §5.5).
+        var establishedSetup: Setup? { dtlsRole.map { $0 == .client ? .active : .passive } }
         var remoteFingerprints: [(algorithm: String, hex: String)] = []
         var selectedPair: IceCandidatePair?
         var dtlsTimer: UInt32 = 0
@@ -327,12 +330,11 @@ public final class PeerConnection: Sendable {
                 throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): no a=fingerprint")
             }
             if let current = s.currentRemote {
-                let ours: Setup? = s.dtlsRole.map { $0 == .client ? .active : .passive }
                 do throws(ReofferError) {
                     if description.type == .offer {
-                        try Reoffer.check(parsed, against: current, establishedSetup: ours)
+                        try Reoffer.check(parsed, against: current, establishedSetup: s.establishedSetup)
                     } else {
-                        try Reoffer.checkAnswer(parsed, against: current, establishedSetup: ours)
+                        try Reoffer.checkAnswer(parsed, against: current, establishedSetup: s.establishedSetup)
                     }
                 } catch {
                     throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
@@ -512,7 +514,7 @@ public final class PeerConnection: Sendable {
         var options = LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
                                               icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
         if let id = plane.negotiate({ _, router in router.midExtensionID }) { options.midExtensionID = Int(id) }
-        options.establishedSetup = s.dtlsRole.map { $0 == .client ? .active : .passive }
+        options.establishedSetup = s.establishedSetup
         return options
     }
 

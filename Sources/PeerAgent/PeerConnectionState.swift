@@ -52,12 +52,12 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case signalingState(SignalingState)
     /// `negotiationneeded`: a transceiver's ``RtpTransceiver/direction`` no longer matches
     /// what was negotiated, in `stable` (W3C "update the negotiation-needed flag"); a new
+    /// offer carries the change.
+    case negotiationNeeded
     /// A subsequent negotiation renumbered what the first agreed (payload types, the mid
     /// header extension id), which the peer's stack may do (aiortc): we follow it on what
     /// we send and receive (PROTOCOL.md "Renegotiation"); `detail` names each change.
     case remapped(String)
-    /// offer carries the change.
-    case negotiationNeeded
     /// The first complete remote frame (video) or packet (audio) of a track arrived.
     case firstRemoteFrame(kind: String, mid: String)
     /// A remote candidate could not be used: a name (mDNS `.local`) not resolved in time

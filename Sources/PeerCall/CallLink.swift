@@ -15,9 +15,7 @@ struct PendingReoffer {
     /// The negotiated directions before it (``CallRun/directions(of:)``).
     var before: [String: String]
     /// What a rollback restores (the re-offer unanswered): the wished directions and hold.
-    var wishes: [Direction]
-    var localHold: Bool
-    var directionsBeforeHold: [Direction]?
+    var wishes: CallWishes
 }
 
 /// The call's wishes for a link's transceivers at one moment: each transceiver's wished
@@ -82,6 +80,15 @@ final class CallLink {
     var wanted: [String] = []
     /// The wishes before the actions the next re-offer carries: what its rollback restores.
     var rollbackWishes: CallWishes?
+    /// The wishes now: each transceiver's wished direction, our hold and what it restores.
+    var wishes: CallWishes {
+        get { (pc.allTransceivers.map(\.direction), localHold, directionsBeforeHold) }
+        set {
+            for (t, d) in zip(pc.allTransceivers, newValue.directions) { t.direction = d }
+            localHold = newValue.localHold
+            directionsBeforeHold = newValue.directionsBeforeHold
+        }
+    }
     /// We hold the peer (RFC 3264 §8.4); the directions we wanted before, to unhold.
     var localHold = false
     var directionsBeforeHold: [Direction]?

@@ -22,7 +22,7 @@ extension CallRun {
         for link in targets {
             // What a rollback of the re-offer restores: the wishes before this action (or
             // before the first of the actions that re-offer will carry).
-            let before = (link.pc.allTransceivers.map(\.direction), link.localHold, link.directionsBeforeHold)
+            let before = link.wishes
             if let refusal = change(link, for: action) {
                 refusals.append(profile.isMesh ? "\(link.peer): \(refusal)" : refusal)
                 continue
@@ -78,7 +78,7 @@ extension CallRun {
             link.wanted.append(reason)
             return
         }
-        let snapshot = link.rollbackWishes ?? (link.pc.allTransceivers.map(\.direction), link.localHold, link.directionsBeforeHold)
+        let snapshot = link.rollbackWishes ?? link.wishes
         link.rollbackWishes = nil
         let offer: SessionDescriptionInit
         do {
@@ -91,7 +91,7 @@ extension CallRun {
         let published = link.pc.localDescription ?? offer
         let now = Date()
         link.reoffer = PendingReoffer(reason: reason, offer: published, sentAt: now, lastPublish: now, before: directions(of: link),
-                                      wishes: snapshot.0, localHold: snapshot.1, directionsBeforeHold: snapshot.2)
+                                      wishes: snapshot)
         await publish(published, on: link)
     }
 
@@ -127,9 +127,7 @@ extension CallRun {
         guard let pending = link.reoffer else { return }
         link.reoffer = nil
         try? link.pc.rollback()
-        for (t, d) in zip(link.pc.allTransceivers, pending.wishes) { t.direction = d }
-        link.localHold = pending.localHold
-        link.directionsBeforeHold = pending.directionsBeforeHold
+        link.wishes = pending.wishes
         let queued = link.wanted.isEmpty ? "" : " (the changes waiting for it, \(link.wanted.joined(separator: ",")), are undone too)"
         link.wanted = []
         link.rollbackWishes = nil

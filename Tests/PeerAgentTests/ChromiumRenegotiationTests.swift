@@ -36,6 +36,14 @@ import TestSupport
         }
     }
 
+    /// Bytes per second between the first and the last sample that has a value, by the
+    /// samples' own times (ms); -1 with fewer than two such samples.
+    static func rate(_ samples: [(t: Double, value: Int?)]) -> Double {
+        let known = samples.compactMap { s in s.value.map { (t: s.t, value: $0) } }
+        guard let first = known.first, let last = known.last, last.t > first.t else { return -1 }
+        return Double(last.value - first.value) * 1000 / (last.t - first.t)
+    }
+
     /// `peer SUBCOMMAND` and the Chromium page in the other role; the answerer first.
     static func call(peerOffers: Bool, peerExtra: [String], chromiumActions: [String], seconds: Double)
         async throws -> (peer: PeerRun, chromium: [[String: Any]], chromiumStatus: Int32, h: CallHarness) {
@@ -90,10 +98,10 @@ import TestSupport
             // What reached Chromium while it held peer: its transport's bytes (the inbound-rtp
             // is gone then), RTCP only — peer's video and audio toward it stopped.
             let bytes = Self.samples(r.chromium, "transport", "bytesReceived")
-            let heldBytes = bytes.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 }.compactMap(\.value)
-            let heldRate = heldBytes.count >= 2 ? Double((heldBytes.last ?? 0) - (heldBytes.first ?? 0)) / (Double(heldBytes.count - 1)) : -1
-            let before = bytes.filter { $0.t > holdAt - 2000 && $0.t < holdAt }.compactMap(\.value)
-            let beforeRate = before.count >= 2 ? Double((before.last ?? 0) - (before.first ?? 0)) / Double(before.count - 1) : -1
+            let heldRate = Self.rate(bytes.filter { $0.t > holdAt + 600 && $0.t < unholdAt - 400 })
+            // From the connection to the hold (3 s, so two or three samples even when a
+            // loaded machine stretches the driver's one-second loop).
+            let beforeRate = Self.rate(bytes.filter { $0.t < holdAt })
             let after = inbound.filter { $0.t > unholdAt + 1500 && $0.t < unholdAt + 4000 }.compactMap(\.value)
             let second = r.h.path("peer-mid2.ivf")
             print("chromium renegotiates: peer \(renegotiated.map { "\($0["reason"] ?? "-") \($0["after"] ?? "-") \($0["ms"] ?? "-") ms" }); "

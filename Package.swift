@@ -24,6 +24,7 @@ let package = Package(
         .library(name: "WampClient", targets: ["WampClient"]),
         .library(name: "DTLS", targets: ["DTLS"]),
         .library(name: "Media", targets: ["Media"]),
+        .library(name: "SCTP", targets: ["SCTP"]),
     ],
     targets: [
         // C libraries (Debian packages named as providers).
@@ -35,6 +36,7 @@ let package = Package(
         system("CVPX", pkgConfig: "vpx", apt: ["libvpx-dev"]),
         system("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         system("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
+        system("CUsrsctp", pkgConfig: "usrsctp", apt: ["libusrsctp-dev"]),
         // Linux scheduler system calls (libc and kernel headers only).
         .systemLibrary(name: "CLinux", path: "Sources/C/CLinux"),
 
@@ -47,8 +49,9 @@ let package = Package(
         .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
         .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
         .target(name: "Media", dependencies: ["EventLoop", "Bytes", "CVPX", "COpus", "COgg"]),
+        .target(name: "SCTP", dependencies: ["EventLoop", "Bytes", "CUsrsctp"]),
         .target(name: "PeerAgent",
-                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media"]),
+                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP"]),
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
         .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop"]),
@@ -68,6 +71,7 @@ let package = Package(
         .testTarget(name: "ICETests", dependencies: ["ICE", "EventLoop", "TestSupport"]),
         .testTarget(name: "WampClientTests", dependencies: ["WampClient", "TestSupport"], exclude: ["Support"]),
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
+        .testTarget(name: "SCTPTests", dependencies: ["SCTP", "EventLoop"]),
         .testTarget(name: "MediaTests", dependencies: ["Bytes", "Media", "TestSupport"]),
         .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "EventLoop", "TestSupport"], exclude: ["Support"]),
     ],

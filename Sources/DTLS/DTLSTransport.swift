@@ -100,12 +100,15 @@ public final class DTLSTransport: @unchecked Sendable {
     /// The largest handshake retransmission timeout, µs (3 s; RFC 6347 suggests 60 s,
     /// longer than our 10 s handshake limit).
     public static let maximumRetransmissionUs: UInt32 = 3_000_000
+    /// The largest application data record read, bytes (TLS's 2^14 plaintext limit).
+    static let maximumRecord = 16_384
     /// Label for `SSL_export_keying_material` (RFC 5764 §4.2).
     public static let exporterLabel = "EXTRACTOR-dtls_srtp"
 
     private let loop: EventLoop
     private let send: @Sendable ([UInt8]) -> Void
     private let onStateChange: @Sendable (DTLSTransportState) -> Void
+    private let onApplicationData: @Sendable ([UInt8]) -> Void
     private let remoteFingerprints: [(algorithm: String, hex: String)]
 
     // Confined to the loop thread.
@@ -138,11 +141,14 @@ public final class DTLSTransport: @unchecked Sendable {
     ///   - send: called on the loop thread with each outgoing datagram.
     ///   - loop: the event loop the transport is confined to (timers, callbacks).
     ///   - onStateChange: called on the loop thread with each new state.
+    ///   - onApplicationData: called on the loop thread with each application data record
+    ///     the peer sent once connected (SCTP packets, RFC 8261).
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when setting up the OpenSSL context fails.
     public init(role: DTLSRole, certificate: Certificate, remoteFingerprints: [(algorithm: String, hex: String)],
                 srtpProfiles: [SRTPProfile] = [.aeadAes128Gcm, .aes128CmSha1_80],
                 send: @escaping @Sendable ([UInt8]) -> Void, loop: EventLoop,
-                onStateChange: @escaping @Sendable (DTLSTransportState) -> Void = { _ in }) throws(DTLSError) {
+                onStateChange: @escaping @Sendable (DTLSTransportState) -> Void = { _ in },
+                onApplicationData: @escaping @Sendable ([UInt8]) -> Void = { _ in }) throws(DTLSError) {
         self.role = role
         var unique: [SRTPProfile] = []
         for profile in srtpProfiles where !unique.contains(profile) { unique.append(profile) }
@@ -151,6 +157,7 @@ public final class DTLSTransport: @unchecked Sendable {
         self.send = send
         self.loop = loop
         self.onStateChange = onStateChange
+        self.onApplicationData = onApplicationData
 
         guard let ctx = SSL_CTX_new(DTLS_method()) else { throw .openSSL(step: "SSL_CTX_new", reason: lastError()) }
         func fail(_ step: String) -> DTLSError {
@@ -280,6 +287,20 @@ public final class DTLSTransport: @unchecked Sendable {
         }
     }
 
+    /// Sends `data` as one application data record (an SCTP packet, RFC 8261 §5), on
+    /// the loop thread. False unless connected, or when OpenSSL refuses it (the
+    /// record is lost, as a datagram would be: SCTP retransmits).
+    @discardableResult
+    public func write(_ data: [UInt8]) -> Bool {
+        precondition(loop.isCurrent, "DTLSTransport.write is called on the loop thread")
+        guard loopState == .connected, !data.isEmpty, data.count <= Int(Int32.max) else { return false }
+        ERR_clear_error()
+        let written = data.withUnsafeBytes { SSL_write(ssl, $0.baseAddress, Int32($0.count)) }
+        ERR_clear_error()
+        flush()
+        return written == Int32(data.count)
+    }
+
     // MARK: Loop-thread internals
 
     /// Called by the sink BIO with each datagram OpenSSL writes.
@@ -337,12 +358,15 @@ public final class DTLSTransport: @unchecked Sendable {
                 return
             }
         }
-        // Connected: drain records (application data is not used by DTLS-SRTP).
-        var buffer = [UInt8](repeating: 0, count: 2048)
+        // Connected: drain records; application data (SCTP, RFC 8261) is handed on.
+        var buffer = [UInt8](repeating: 0, count: Self.maximumRecord)
         while loopState == .connected {
             ERR_clear_error()
             let n = buffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
-            if n > 0 { continue }
+            if n > 0 {
+                onApplicationData(Array(buffer[0..<Int(n)]))
+                continue
+            }
             let code = SSL_get_error(ssl, n)
             flush()
             if code == SSL_ERROR_ZERO_RETURN {  // close_notify from the peer

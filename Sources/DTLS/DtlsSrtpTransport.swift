@@ -41,6 +41,14 @@ public final class DtlsSrtpTransport: Sendable {
     private let onState: @Sendable (DTLSTransportState, DTLSError?) -> Void
     private let onRTP: @Sendable ([UInt8]) -> Void
     private let onRTCP: @Sendable ([UInt8]) -> Void
+    /// Where application data (SCTP packets, RFC 8261) goes, and what came before a
+    /// handler was set (at most ``maximumEarlyApplicationData`` records).
+    /// (The handler sits in a class: a closure stored in a `Mutex`'s value is re-wrapped in
+    /// a reabstraction thunk at every `withLock`, a chain that grew with every record.)
+    private let applicationData = Mutex<(handler: ApplicationDataHandler?, early: [[UInt8]])>((nil, []))
+    /// Most application data records kept before a handler is set (the peer's SCTP INIT
+    /// and what follows it, when its DTLS connected first).
+    public static let maximumEarlyApplicationData = 64
     /// Test hook: returns true for an incoming datagram to drop before it is processed
     /// (the loss injector of the NACK tests). Set before media starts.
     public let dropInbound: (@Sendable ([UInt8]) -> Bool)?
@@ -91,7 +99,8 @@ public final class DtlsSrtpTransport: Sendable {
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
-            onStateChange: { [weak self] state in self?.dtlsStateChanged(state) })
+            onStateChange: { [weak self] state in self?.dtlsStateChanged(state) },
+            onApplicationData: { [weak self] record in self?.applicationDataArrived(record) })
         let pending: [[UInt8]]? = dtls.withLock { d in
             guard d.transport == nil else { return nil }  // started already: this one is dropped
             d.transport = transport
@@ -103,6 +112,32 @@ public final class DtlsSrtpTransport: Sendable {
         doorbell.withLock { $0 = bell }
         transport.start()
         for record in pending { transport.receive(record) }
+    }
+
+    /// Sets where the peer's application data records go (loop thread): those that came
+    /// before go there first, in order.
+    public func setApplicationDataHandler(_ handler: @escaping @Sendable ([UInt8]) -> Void) {
+        let early = applicationData.withLock { a in
+            a.handler = ApplicationDataHandler(body: handler)
+            defer { a.early = [] }
+            return a.early
+        }
+        for record in early { handler(record) }
+    }
+
+    /// Sends one application data record (an SCTP packet) over DTLS, on the loop thread;
+    /// false before DTLS is connected or when OpenSSL refused it.
+    @discardableResult
+    public func sendApplicationData(_ record: [UInt8]) -> Bool {
+        handshake?.write(record) ?? false
+    }
+
+    private func applicationDataArrived(_ record: [UInt8]) {
+        let handler = applicationData.withLock { a -> ApplicationDataHandler? in
+            if a.handler == nil, a.early.count < Self.maximumEarlyApplicationData { a.early.append(record) }
+            return a.handler
+        }
+        handler?.body(record)
     }
 
     /// The DTLS state (`new` before start).
@@ -272,4 +307,10 @@ public final class DtlsSrtpTransport: Sendable {
         }
         onState(state, transport.error)
     }
+}
+
+/// Where a transport's application data goes (a class, so the closure is stored once).
+private final class ApplicationDataHandler: Sendable {
+    let body: @Sendable ([UInt8]) -> Void
+    init(body: @escaping @Sendable ([UInt8]) -> Void) { self.body = body }
 }

@@ -36,6 +36,8 @@ public final class PeerConnection: Sendable {
     private let cname = randomIceChars(16)
     /// The transceivers, BUNDLE routing and RTCP of the connection.
     let plane: MediaPlane
+    /// The data channels and their SCTP association (W3C `sctp`).
+    public let sctp: SctpTransport
     private let streamId = UUID().uuidString.lowercased()
     private let sessionId = UInt64.random(in: 1..<(1 << 62))
     /// The connection's state (JSEP, ICE/DTLS progress, the agent and transport), behind
@@ -100,12 +102,15 @@ public final class PeerConnection: Sendable {
         state = Mutex(State(machine: ConnectionStateMachine(iceCheckingTimeoutMs: configuration.iceCheckingTimeoutMs)))
         self.loop = loop
         self.onEvent = onEvent
+        let box = Mutex<WeakBox<PeerConnection>?>(nil)
+        sctp = SctpTransport(loop: loop) { event in box.withLock { $0 }?.value?.emit([.dataChannel(event)]) }
         do {
             certificate = try configuration.certificate ?? Certificate.shared()
             fingerprint = Fingerprint(algorithm: "sha-256", value: try certificate.fingerprint())
         } catch {
             throw PeerConnectionError.setup("DTLS certificate: \(error)")
         }
+        box.withLock { $0 = WeakBox(self) }
     }
 
     deinit {
@@ -210,6 +215,7 @@ public final class PeerConnection: Sendable {
                 guard let mid = m.mid, !transceivers.contains(where: { $0.mid == mid }) else { continue }
                 transceivers.first { $0.kind == m.kind && $0.mid == nil }?.mid = mid
             }
+            sctp.offered(offer)
             return SessionDescriptionInit(type: .offer, sdp: offer.serialized())
         }
     }
@@ -346,7 +352,10 @@ public final class PeerConnection: Sendable {
         }
         let agent = try obtainAgent(controlling: controlling)
         if parsed.iceLite, !agent.controlling { agent.setControlling(true) }
-        if description.type == .offer { addTransceivers(forTracksIn: parsed) }
+        if description.type == .offer {
+            addTransceivers(forTracksIn: parsed)
+            sctp.remoteOffered(parsed)
+        }
         // Credentials first: once `remote` is set below, addIceCandidate (any thread) hands
         // candidates straight to libnice, which refuses them before it has credentials.
         let (knownUfrag, negotiated, offered) = state.withLock { s in (s.remoteCandidates.ufrag, s.negotiations > 0, s.offeredCredentials) }
@@ -472,8 +481,10 @@ public final class PeerConnection: Sendable {
         let (pair, transport, ice, timings, role) = state.withLock { s in
             (s.selectedPair, s.transport, s.machine.ice, timingsLocked(s), s.dtlsRole)
         }
-        return StatsReport(transceivers: plane.transceivers, selectedPair: pair, transport: transport, iceState: ice,
-                           dtlsRole: role, rtcp: plane.rtcp, timings: timings)
+        var report = StatsReport(transceivers: plane.transceivers, selectedPair: pair, transport: transport, iceState: ice,
+                                 dtlsRole: role, rtcp: plane.rtcp, timings: timings)
+        report.addDataChannels(sctp)
+        return report
     }
 
     // MARK: Close
@@ -494,6 +505,7 @@ public final class PeerConnection: Sendable {
         guard wasOpen else { return }
         if timer != 0 { loop.cancelTimer(timer) }
         plane.close(on: loop)
+        sctp.close()
         transport?.close()
         agent?.close()
         emit([.connectionState(.closed, reason: nil)])
@@ -511,6 +523,7 @@ public final class PeerConnection: Sendable {
                        streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)", mid: t.mid, payloadType: t.payloadType)
         }
         for (i, t) in plane.transceivers.enumerated() where t.isStopping || t.isStopped { tracks[i].stopped = true }
+        if let data = sctp.localTrack(cname: cname) { tracks.append(data) }
         var options = LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
                                               icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
         if let id = plane.negotiate({ _, router in router.midExtensionID }) { options.midExtensionID = Int(id) }
@@ -528,6 +541,7 @@ public final class PeerConnection: Sendable {
         }
         // The first answer fixes the DTLS roles; later ones keep them (RFC 8842 §5.5).
         if s.dtlsRole == nil { s.dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer) }
+        let data = sctp.negotiated(answer: answer, remote: remoteSDP, role: s.dtlsRole)
         s.negotiated = true
         s.negotiations += 1
         s.currentLocal = weAreOfferer ? s.local : answer
@@ -537,7 +551,8 @@ public final class PeerConnection: Sendable {
         // second): then a silent path is reported `disconnected` within seconds.
         s.agent?.setExpectsTraffic(receives)
         let remaps = media.remaps.isEmpty ? [] : [PeerConnectionEvent.remapped(media.remaps.joined(separator: "; "))]
-        guard media.accepted == 0 else { return remaps + media.tracks }
+        if data, let transport = s.transport { sctp.start(over: transport) }
+        guard media.accepted == 0, !data else { return remaps + media.tracks }
         return media.tracks + s.machine.fail(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
     }
 

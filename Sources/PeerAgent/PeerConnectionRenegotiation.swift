@@ -6,7 +6,8 @@ extension PeerConnection {
     /// applied, then one more for each renegotiation.
     public var negotiationCount: Int { state.withLock { $0.negotiations } }
 
-    /// W3C "check if negotiation is needed", for the directions: true in `stable` when a
+    /// W3C "check if negotiation is needed", for the directions and data: true in `stable` when
+    /// there are data channels and no data section yet, when a
     /// transceiver has no m-section yet, or its ``RtpTransceiver/direction`` differs from
     /// what the current descriptions say — after our offer, from the direction we offered
     /// (or the answer's, reversed); after our answer, from our wish intersected with the
@@ -15,6 +16,8 @@ extension PeerConnection {
         state.withLock { s in
             guard s.signaling == .stable, s.negotiations > 0, !s.machine.isClosed, let local = s.currentLocal else { return false }
             if s.iceRestartWanted { return true }
+            // A first data channel needs a data section (W3C createDataChannel, step 19).
+            if sctp.wantsSection, !local.media.contains(where: { $0.kind == .application && !$0.isRejected }) { return true }
             for t in plane.transceivers {
                 guard let mid = t.mid, let ours = local.media.first(where: { $0.mid == mid }), !ours.isRejected else {
                     if t.mid == nil, !t.isStopping { return true }

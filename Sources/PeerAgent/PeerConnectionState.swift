@@ -64,4 +64,7 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     /// or at all, or candidates beyond ``PeerConnection/maximumRemoteCandidates`` in a
     /// description; `reason` says which. The connection goes on.
     case remoteCandidateDropped(candidate: String, reason: String)
+    /// A data channel event: the peer opened one, a state change, a message, the buffered
+    /// amount low, or bad input from the peer (the call goes on).
+    case dataChannel(DataChannelEvent)
 }

@@ -119,6 +119,7 @@ extension PeerConnection {
             return s.dtlsTimer
         }
         if timer != 0 { loop.cancelTimer(timer) }
+        if let transport = state.withLock({ $0.transport }) { sctp.start(over: transport) }
         let box = WeakBox(self)
         plane.start(on: loop, minimumIntervalMs: configuration.rtcpMinimumIntervalMs,
                     isOpen: { box.value.map { $0.connectionState != .closed } ?? false },

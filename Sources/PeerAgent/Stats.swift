@@ -290,6 +290,9 @@ public struct StatsReport: Sendable, Encodable, Equatable {
     public var transports: [TransportStats] = []
     /// The negotiated payload formats, sent and received.
     public var codecs: [CodecStats] = []
+    /// One `data-channel` object per channel, and the association's `sctp-transport`.
+    public var dataChannels: [DataChannelStats] = []
+    public var sctpTransports: [SctpTransportStats] = []
     /// Milestones of the connection, ms from the first description.
     public var timings = ConnectionTimings()
 
@@ -298,6 +301,8 @@ public struct StatsReport: Sendable, Encodable, Equatable {
 
     /// The `inbound-rtp` object of `kind` ("audio"/"video"), if any.
     public func inbound(_ kind: String) -> InboundRTPStats? { inboundRTP.first { $0.kind == kind } }
+    /// The `data-channel` object of the channel labelled `label` (the last one), if any.
+    public func dataChannel(_ label: String) -> DataChannelStats? { dataChannels.last { $0.label == label } }
     /// The `outbound-rtp` object of `kind`, if any.
     public func outbound(_ kind: String) -> OutboundRTPStats? { outboundRTP.first { $0.kind == kind } }
 
@@ -319,6 +324,7 @@ public struct StatsReport: Sendable, Encodable, Equatable {
         let all: [(String, any Encodable)] = outboundRTP.map { ($0.id, $0) } + inboundRTP.map { ($0.id, $0) }
             + remoteInboundRTP.map { ($0.id, $0) } + candidatePairs.map { ($0.id, $0) } + candidates.map { ($0.id, $0) }
             + transports.map { ($0.id, $0) } + codecs.map { ($0.id, $0) }
+            + dataChannels.map { ($0.id, $0) } + sctpTransports.map { ($0.id, $0) }
         for (id, value) in all { try stats.encode(AnyEncodable(value: value), forKey: Keys(stringValue: id)) }
         try top.encode(timings, forKey: Keys(stringValue: "timings"))
     }

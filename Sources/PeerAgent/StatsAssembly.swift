@@ -72,3 +72,19 @@ extension StatsReport {
         }
     }
 }
+
+extension StatsReport {
+    /// Adds a `data-channel` object per channel and the `sctp-transport` once the
+    /// association started (waits for the loop thread for its status).
+    mutating func addDataChannels(_ sctp: SctpTransport) {
+        let now = unixTimeMs()
+        dataChannels = sctp.channels.map { $0.stats(timestamp: now) }
+        let state = sctp.state
+        guard state != .new else { return }
+        let status = sctp.status()
+        sctpTransports = [SctpTransportStats(timestamp: now, state: state.rawValue,
+                                             smoothedRoundTripTime: status.map { Double($0.smoothedRoundTripTimeMs) / 1000 },
+                                             congestionWindow: status?.congestionWindow, receiverWindow: status?.peerWindow,
+                                             mtu: status?.mtu, unackData: status?.unacknowledged)]
+    }
+}

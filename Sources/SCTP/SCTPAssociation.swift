@@ -418,6 +418,11 @@ private enum Stack {
             usrsctp_init_nothreads(0, outputCallback, nil)
             usrsctp_sysctl_set_sctp_ecn_enable(0)  // as browsers: no ECN over DTLS
             usrsctp_sysctl_set_sctp_blackhole(2)  // no ABORT for stray packets
+            // Recovery in ms, not seconds, on the short paths data channels mostly run on:
+            // an RTO of at least 100 ms (RFC 9260's 1 s minimum is for the open internet; a
+            // round trip beyond it still sets the RTO), 1 s for the first (RFC 9260 §16).
+            usrsctp_sysctl_set_sctp_rto_min_default(100)
+            usrsctp_sysctl_set_sctp_rto_initial_default(1000)
         }
         return self.loop === loop
     }

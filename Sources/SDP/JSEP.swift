@@ -1,5 +1,7 @@
 /// What one local track offers or accepts: its kind, direction and the source
-/// description announced for what it sends (RFC 5576 ssrc/cname, RFC 8830 msid).
+/// description announced for what it sends (RFC 5576 ssrc/cname, RFC 8830 msid). A track
+/// of kind `.application` stands for the connection's data channels (one SCTP
+/// association, RFC 8841): its direction, SSRC and payload type are not used.
 public struct LocalTrack: Equatable, Sendable {
     /// `.audio` or `.video`.
     public var kind: MediaKind
@@ -75,6 +77,14 @@ public enum JSEP {
     public static let midExtension = "urn:ietf:params:rtp-hdrext:sdes:mid"
     /// The RTP profile for DTLS-SRTP with feedback (RFC 5764 §8).
     public static let rtpProfile = "UDP/TLS/RTP/SAVPF"
+    /// The data channel section's proto and format (RFC 8841 §4.1).
+    public static let dataProfile = "UDP/DTLS/SCTP", dataFormat = "webrtc-datachannel"
+    /// Our `a=sctp-port` (RFC 8841 §5; 5000 as browsers use).
+    public static let sctpPort = 5000
+    /// Our `a=max-message-size`, bytes (RFC 8841 §6): the largest message we take.
+    public static let maxMessageSize = 262_144
+    /// The peer's limit when its section has no `a=max-message-size` (RFC 8841 §6.1).
+    public static let defaultMaxMessageSize = 65_536
 
     static func codec(for kind: MediaKind) -> PayloadFormat? {
         switch kind {
@@ -125,8 +135,10 @@ public enum JSEP {
         return d
     }
 
-    /// The offered m-section of `track` with `mid` (nil for a kind without our codec).
+    /// The offered m-section of `track` with `mid` (nil for a kind without our codec);
+    /// for `.application`, the data channel section.
     static func offered(_ track: LocalTrack, mid: String, _ options: LocalDescriptionOptions) -> MediaDescription? {
+        if track.kind == .application { return dataSection(mid: mid, options: options, setup: .actpass) }
         guard var codec = codec(for: track.kind) else { return nil }
         if let pt = track.payloadType, (0...127).contains(pt) { codec.payloadType = pt }
         var m = section(kind: track.kind, mid: mid, options: options, setup: .actpass)
@@ -144,7 +156,9 @@ public enum JSEP {
     ///   payload types, with our fmtp and the offered feedback we support;
     /// - direction = our wish ∩ the reverse of the offered one;
     /// - a section we cannot serve (no common codec, no local track of its kind,
-    ///   data channels, a rejected offer section) rejected with port 0, mid kept;
+    ///   a rejected offer section) rejected with port 0, mid kept;
+    /// - a data channel section (RFC 8841: `UDP/DTLS/SCTP webrtc-datachannel` with
+    ///   `a=sctp-port`) accepted when there is a local track of kind `.application`;
     /// - BUNDLE: the offered group minus rejected mids;
     /// - `a=setup:active` against actpass or passive, `passive` against active; once a DTLS
     ///   association exists, ``LocalDescriptionOptions/establishedSetup`` (the roles stay);
@@ -177,6 +191,15 @@ public enum JSEP {
             m.proto = o.proto
             let slot = options.tracks.indices.first { !used.contains($0) && !options.tracks[$0].stopped && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == mid }
                 ?? options.tracks.indices.first { !used.contains($0) && !options.tracks[$0].stopped && options.tracks[$0].kind == o.kind && options.tracks[$0].mid == nil }
+            if o.kind == .application {
+                if let slot, !o.isRejected, isDataSection(o) {
+                    used.insert(slot)
+                    d.media.append(dataSection(mid: mid, options: options, setup: setup))
+                } else {
+                    d.media.append(rejected(o))
+                }
+                continue
+            }
             let common = commonPayloads(o)
             guard let slot, !o.isRejected, o.isRTP, !common.isEmpty,
                   o.proto.uppercased().contains("SAVP") else {
@@ -219,6 +242,26 @@ public enum JSEP {
                 p.rtcpFeedback = ours.rtcpFeedback.filter(fb.contains)
                 return p
             }
+    }
+
+    /// True for a data channel section we can take: proto `UDP/DTLS/SCTP` (or
+    /// `TCP/DTLS/SCTP`), format `webrtc-datachannel`, an `a=sctp-port` (RFC 8841 §4.1, §5).
+    public static func isDataSection(_ m: MediaDescription) -> Bool {
+        m.kind == .application && m.proto.uppercased().hasSuffix("DTLS/SCTP") && m.formats.contains(dataFormat) && m.sctpPort != nil
+    }
+
+    /// Our data channel section with `mid` (RFC 8841): port 9, `UDP/DTLS/SCTP
+    /// webrtc-datachannel`, ICE and DTLS attributes, `a=sctp-port`, `a=max-message-size`.
+    static func dataSection(mid: String, options: LocalDescriptionOptions, setup: Setup) -> MediaDescription {
+        var m = section(kind: .application, mid: mid, options: options, setup: setup)
+        m.proto = dataProfile
+        m.formats = [dataFormat]
+        m.rtcp = nil
+        m.rtcpMux = false
+        m.rtcpRsize = false
+        m.sctpPort = sctpPort
+        m.maxMessageSize = maxMessageSize
+        return m
     }
 
     static func rejected(_ offered: MediaDescription) -> MediaDescription {

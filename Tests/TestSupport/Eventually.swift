@@ -14,3 +14,15 @@ public func eventually(within seconds: Double, every interval: Duration = .milli
     }
     return condition()
 }
+
+/// Waits as ``eventually(within:every:_:)`` does until `value` gives something; that value,
+/// or nil at the deadline.
+public func eventuallyValue<T>(within seconds: Double, every interval: Duration = .milliseconds(10),
+                               _ value: () -> T?) async -> T? {
+    var found: T?
+    _ = await eventually(within: seconds, every: interval) {
+        found = value()
+        return found != nil
+    }
+    return found
+}

@@ -1,0 +1,459 @@
+// SctpTransport: W3C RTCSctpTransport — the connection's SCTP association over DTLS (RFC 8261, SDP RFC 8841) and its data channels: DCEP (RFC 8832), stream ids by DTLS role, sends in order with a buffered amount, closing by stream reset (RFC 8831 §6.7).
+import DTLS
+import EventLoop
+import SCTP
+import SDP
+import Synchronization
+
+/// W3C `RTCSctpTransportState`, plus `new` before the association starts.
+public enum SctpTransportState: String, Sendable, Equatable {
+    case new, connecting, connected, closed
+}
+
+/// The connection's data channel transport (W3C `RTCSctpTransport`): whether the
+/// descriptions carry a data section (`m=application … webrtc-datachannel`), its
+/// negotiation, the association once DTLS is connected, and every channel.
+///
+/// Threading: channels may be created, sent on and closed from any thread; the SCTP
+/// work (the association, the queue of what waits to be sent) is confined to the event
+/// loop (`confined`); what other threads read is behind `shared`, never held while
+/// calling out.
+public final class SctpTransport: Sendable {
+    let loop: EventLoop
+    private let onEvent: @Sendable (DataChannelEvent) -> Void
+
+    struct Shared {
+        var channels: [DataChannel] = []
+        /// The descriptions carry a data section (we created a channel, or accepted the peer's).
+        var wanted = false
+        var mid: String?
+        /// From the negotiated remote section: its `a=sctp-port` and `a=max-message-size`.
+        var remotePort: Int?
+        var remoteMaxMessageSize = JSEP.defaultMaxMessageSize
+        var role: DTLSRole?
+        var state: SctpTransportState = .new
+    }
+    let shared = Mutex(Shared())
+
+    /// A message (or DCEP message) waiting for room in the association.
+    struct Outgoing {
+        let channel: DataChannel
+        let streamId: UInt16
+        let ppid: DataChannelPPID
+        let bytes: [UInt8]
+        var offset = 0
+        /// Counted in the channel's buffered amount and counts (a user message).
+        let userBytes: Int?
+    }
+
+    /// Loop-thread state.
+    final class Confined {
+        var association: SCTPAssociation?
+        var outbox: [Outgoing] = []
+        var head = 0
+        var up = false
+    }
+    private let confined: LoopBound<Confined>
+
+    init(loop: EventLoop, onEvent: @escaping @Sendable (DataChannelEvent) -> Void) {
+        self.loop = loop
+        self.onEvent = onEvent
+        confined = LoopBound(Confined(), loop: loop)
+    }
+
+    /// The association's state.
+    public var state: SctpTransportState { shared.withLock { $0.state } }
+    /// The largest message the peer takes, bytes (its `a=max-message-size`; 0 there means any).
+    public var remoteMaxMessageSize: Int { shared.withLock { $0.remoteMaxMessageSize } }
+    /// The descriptions should carry a data section.
+    var wantsSection: Bool { shared.withLock { $0.wanted } }
+    /// Every channel, ours and the peer's, in the order they were made.
+    public var channels: [DataChannel] { shared.withLock { $0.channels } }
+
+    // MARK: Channels
+
+    /// Makes a channel (W3C `createDataChannel`); it opens once the association is up.
+    /// - Throws: ``DataChannelError/invalidOptions(_:)`` for a label or protocol over
+    ///   65,535 bytes, both `maxRetransmits` and `maxPacketLifeTime`, `negotiated` without
+    ///   an id, an id of 1,024 or more, or an id another channel holds.
+    func createChannel(label: String, options: DataChannelInit) throws(DataChannelError) -> DataChannel {
+        guard label.utf8.count <= 65_535 else { throw .invalidOptions("label of \(label.utf8.count) bytes (at most 65535)") }
+        guard options.protocol.utf8.count <= 65_535 else { throw .invalidOptions("protocol of \(options.protocol.utf8.count) bytes (at most 65535)") }
+        guard options.maxRetransmits == nil || options.maxPacketLifeTime == nil else {
+            throw .invalidOptions("maxRetransmits and maxPacketLifeTime both given for \"\(label)\" (one at most)")
+        }
+        guard !options.negotiated || options.id != nil else { throw .invalidOptions("negotiated channel \"\(label)\" without an id") }
+        if let id = options.id, id >= SCTPAssociation.streams {
+            throw .invalidOptions("id \(id) for \"\(label)\" (stream ids 0–\(SCTPAssociation.streams - 1))")
+        }
+        let channel = DataChannel(label: label, options: options, transport: self)
+        try shared.withLock { s throws(DataChannelError) in
+            if let id = options.id, s.channels.contains(where: { $0.id == id && $0.readyState != .closed }) {
+                throw .invalidOptions("id \(id) for \"\(label)\" is taken")
+            }
+            s.channels.append(channel)
+            s.wanted = true
+        }
+        loop.async { [weak self] in self?.openWaitingChannels() }
+        return channel
+    }
+
+    // MARK: Negotiation
+
+    /// The data section for our next description, when there is one to offer or accept.
+    func localTrack(cname: String) -> LocalTrack? {
+        shared.withLock { s in
+            guard s.wanted else { return nil }
+            return LocalTrack(kind: .application, direction: .sendrecv, ssrc: 0, cname: cname, streamId: "", trackId: "", mid: s.mid)
+        }
+    }
+
+    /// Our offer placed the data section: its mid.
+    func offered(_ offer: SessionDescription) {
+        shared.withLock { s in
+            guard s.wanted, s.mid == nil else { return }
+            s.mid = offer.media.first { $0.kind == .application && !$0.isRejected }?.mid
+        }
+    }
+
+    /// A remote offer with a data section: we accept it (the answerer takes whatever
+    /// channels the peer opens).
+    func remoteOffered(_ offer: SessionDescription) {
+        guard let m = offer.media.first(where: { JSEP.isDataSection($0) && !$0.isRejected }) else { return }
+        shared.withLock { s in
+            s.wanted = true
+            if s.mid == nil { s.mid = m.mid }
+        }
+    }
+
+    /// An answer was applied: true when the data section was accepted (the peer's port and
+    /// message size taken from `remote`); a rejected one closes every channel.
+    func negotiated(answer: SessionDescription, remote: SessionDescription?, role: DTLSRole?) -> Bool {
+        let result: (accepted: Bool, closing: [DataChannel]) = shared.withLock { s in
+            guard s.wanted, let mid = s.mid, let ours = answer.media.first(where: { $0.mid == mid }) else { return (false, []) }
+            guard !ours.isRejected, JSEP.isDataSection(ours), let theirs = remote?.media.first(where: { $0.mid == mid }) else {
+                s.wanted = false
+                return (false, s.channels.filter { $0.readyState != .closed })
+            }
+            s.remotePort = theirs.sctpPort ?? JSEP.sctpPort
+            let size = theirs.maxMessageSize ?? JSEP.defaultMaxMessageSize
+            s.remoteMaxMessageSize = size == 0 ? Int.max : size
+            if s.role == nil { s.role = role }
+            return (true, [])
+        }
+        for channel in result.closing { setState(channel, .closed) }
+        return result.accepted
+    }
+
+    /// Starts the association over `transport` once DTLS is connected and the data
+    /// section negotiated (either may come last; at most once).
+    func start(over transport: DtlsSrtpTransport) {
+        loop.async { [weak self] in self?.startOnLoop(transport) }
+    }
+
+    private func startOnLoop(_ transport: DtlsSrtpTransport) {
+        let c = confined.value
+        guard c.association == nil, transport.state == .connected else { return }
+        let port: Int? = shared.withLock { s in
+            guard s.state == .new, let port = s.remotePort else { return nil }
+            s.state = .connecting
+            return port
+        }
+        guard let port, let remotePort = UInt16(exactly: port) else { return }
+        let box = WeakBox(self)
+        do {
+            let association = try SCTPAssociation(localPort: UInt16(JSEP.sctpPort), remotePort: remotePort,
+                                                  maximumReceiveMessageSize: JSEP.maxMessageSize, loop: loop,
+                                                  output: { packet in transport.sendApplicationData(packet) },
+                                                  onEvent: { event in box.value?.associationEvent(event) })
+            c.association = association
+            transport.setApplicationDataHandler { [weak association] record in association?.receive(record) }
+            try association.connect()
+        } catch {
+            onEvent(.error(nil, "\(error)"))
+            shared.withLock { $0.state = .closed }
+        }
+    }
+
+    /// Closes the association and every channel (the connection closes). Loop thread or any.
+    func close() {
+        loop.sync {
+            let c = confined.value
+            c.association?.close()
+            c.association = nil
+            c.outbox = []
+            c.head = 0
+            c.up = false
+        }
+        let open = shared.withLock { s in
+            s.state = .closed
+            return s.channels.filter { $0.readyState != .closed }
+        }
+        for channel in open { setState(channel, .closed) }
+    }
+
+    /// The association's status for stats (waits for the loop thread).
+    func status() -> SCTPAssociation.Status? {
+        loop.sync { confined.value.association?.status }
+    }
+
+    // MARK: Loop thread: the association's events
+
+    private func associationEvent(_ event: SCTPAssociationEvent) {
+        switch event {
+        case .up:
+            confined.value.up = true
+            shared.withLock { $0.state = .connected }
+            openWaitingChannels()
+            drain()
+        case let .message(sid, ppid, data):
+            received(data, stream: sid, ppid: ppid)
+        case let .messageTooLarge(sid, ppid, bytes):
+            onEvent(.error(channel(sid), "a message of \(bytes) bytes (PPID \(ppid)) on stream \(sid) is over our max-message-size \(JSEP.maxMessageSize): dropped"))
+        case .incomingStreamsReset(let sids):
+            for sid in sids { peerReset(sid) }
+        case .outgoingStreamsReset(let sids):
+            for sid in sids {
+                guard let ch = channel(sid) else { continue }
+                let done = ch.state.withLock { s in
+                    s.outgoingReset = true
+                    return s.incomingReset
+                }
+                if done { setState(ch, .closed) }
+            }
+        case .writable:
+            drain()
+        case .down(let reason):
+            confined.value.up = false
+            let open = shared.withLock { s in
+                s.state = .closed
+                return s.channels.filter { $0.readyState != .closed }
+            }
+            onEvent(.error(nil, "SCTP: \(reason)"))
+            for ch in open { setState(ch, .closed) }
+        }
+    }
+
+    /// The open channel (not closed) on stream `sid`.
+    private func channel(_ sid: UInt16) -> DataChannel? {
+        shared.withLock { s in s.channels.last { $0.id == sid && $0.readyState != .closed } }
+    }
+
+    /// Gives each channel without a stream an id (even for the DTLS client, odd for the
+    /// server, RFC 8832 §6) and opens it: DCEP open sent, or at once when negotiated.
+    private func openWaitingChannels() {
+        guard confined.value.up else { return }
+        let (waiting, role) = shared.withLock { s in (s.channels.filter { $0.readyState == .connecting }, s.role) }
+        for ch in waiting {
+            var id = ch.id
+            if id == nil {
+                let taken = Set(shared.withLock { s in s.channels.filter { $0.readyState != .closed }.compactMap(\.id) })
+                var next: UInt16 = role == .server ? 1 : 0
+                while taken.contains(next), next < SCTPAssociation.streams { next += 2 }
+                guard next < SCTPAssociation.streams else {
+                    onEvent(.error(ch, "data channel \"\(ch.label)\": no stream id left"))
+                    setState(ch, .closed)
+                    continue
+                }
+                id = next
+                ch.state.withLock { $0.id = next }
+            }
+            guard let sid = id else { continue }
+            if !ch.negotiated {
+                let open = DCEPMessage.open(type: ch.channelType, priority: 256, label: ch.label, protocol: ch.protocol)
+                queue(Outgoing(channel: ch, streamId: sid, ppid: .dcep, bytes: open.serialized, userBytes: nil))
+            }
+            setState(ch, .open)
+        }
+        drain()
+    }
+
+    /// A message from the peer on stream `sid`.
+    private func received(_ data: [UInt8], stream sid: UInt16, ppid: UInt32) {
+        if ppid == DataChannelPPID.dcep.rawValue {
+            dcep(data, stream: sid)
+            return
+        }
+        guard let ch = channel(sid) else {
+            onEvent(.error(nil, "a message (PPID \(ppid), \(data.count) bytes) on stream \(sid), which has no open channel: dropped"))
+            return
+        }
+        let message: DataChannelMessage
+        switch DataChannelPPID(rawValue: ppid) {
+        case .string?, .stringPartial?:
+            guard let text = String(validating: data, as: UTF8.self) else {
+                onEvent(.error(ch, "data channel \"\(ch.label)\": a text message of \(data.count) bytes is not UTF-8: dropped"))
+                return
+            }
+            message = .text(text)
+        case .binary?, .binaryPartial?: message = .binary(data)
+        case .stringEmpty?: message = .text("")
+        case .binaryEmpty?: message = .binary([])
+        case .dcep?, nil:
+            onEvent(.error(ch, "data channel \"\(ch.label)\": unknown PPID \(ppid) (\(data.count) bytes): dropped"))
+            return
+        }
+        ch.state.withLock { s in
+            s.peerConfirmed = true  // data from the peer implies its ACK (RFC 8832 §6)
+            s.messagesReceived += 1
+            s.bytesReceived += message.byteCount
+        }
+        onEvent(.message(ch, message))
+    }
+
+    /// A DCEP message: an open makes the peer's channel (acknowledged at once), an ack
+    /// confirms ours.
+    private func dcep(_ data: [UInt8], stream sid: UInt16) {
+        let message: DCEPMessage
+        do { message = try DCEPMessage(parsing: data) } catch {
+            onEvent(.error(channel(sid), "stream \(sid): \(error); the message is dropped"))
+            return
+        }
+        switch message {
+        case .ack:
+            channel(sid)?.state.withLock { $0.peerConfirmed = true }
+        case let .open(type, _, label, proto):
+            if let existing = channel(sid) {
+                onEvent(.error(existing, "stream \(sid): DATA_CHANNEL_OPEN for \"\(label)\" on the stream of open channel \"\(existing.label)\": dropped"))
+                return
+            }
+            var options = DataChannelInit(ordered: type.ordered, protocol: proto, id: sid)
+            switch type.reliability {
+            case .reliable: break
+            case .maxRetransmits(let n): options.maxRetransmits = UInt16(clamping: n)
+            case .maxPacketLifeTime(let ms): options.maxPacketLifeTime = UInt16(clamping: ms)
+            }
+            let ch = DataChannel(label: label, options: options, transport: self)
+            ch.state.withLock { $0.peerConfirmed = true }
+            shared.withLock { $0.channels.append(ch) }
+            queue(Outgoing(channel: ch, streamId: sid, ppid: .dcep, bytes: DCEPMessage.ack.serialized, userBytes: nil))
+            onEvent(.remoteOpened(ch))
+            setState(ch, .open)
+            drain()
+        }
+    }
+
+    /// The peer reset its outgoing side of `sid`: the channel closes (we reset ours).
+    private func peerReset(_ sid: UInt16) {
+        guard let ch = channel(sid) else { return }
+        let (wasOpen, needReset, done) = ch.state.withLock { s in
+            s.incomingReset = true
+            let wasOpen = s.readyState == .open
+            defer { s.resetRequested = true }
+            return (wasOpen, !s.resetRequested, s.outgoingReset)
+        }
+        if wasOpen { setState(ch, .closing) }
+        if needReset { reset(ch, sid) }
+        if done { setState(ch, .closed) }
+    }
+
+    private func reset(_ ch: DataChannel, _ sid: UInt16) {
+        do { try confined.value.association?.resetOutgoing([sid]) } catch {
+            onEvent(.error(ch, "data channel \"\(ch.label)\": \(error)"))
+            setState(ch, .closed)
+        }
+    }
+
+    private func setState(_ ch: DataChannel, _ new: DataChannelState) {
+        let changed = ch.state.withLock { s -> Bool in
+            guard s.readyState != new, s.readyState != .closed else { return false }
+            s.readyState = new
+            if new == .closed { s.bufferedAmount = 0 }
+            return true
+        }
+        if changed { onEvent(.state(ch, new)) }
+    }
+
+    // MARK: Sending
+
+    /// Queues `message` of `channel` (its buffered amount already counts it).
+    func enqueue(_ message: DataChannelMessage, on channel: DataChannel) {
+        let (ppid, bytes): (DataChannelPPID, [UInt8]) = switch message {
+        case .text(let t): t.isEmpty ? (.stringEmpty, [0]) : (.string, Array(t.utf8))
+        case .binary(let b): b.isEmpty ? (.binaryEmpty, [0]) : (.binary, b)
+        }
+        loop.async { [weak self] in
+            guard let self, let sid = channel.id else { return }
+            self.queue(Outgoing(channel: channel, streamId: sid, ppid: ppid, bytes: bytes, userBytes: message.byteCount))
+            self.drain()
+        }
+    }
+
+    private func queue(_ item: Outgoing) { confined.value.outbox.append(item) }
+
+    /// Sends what waits, in order, until the association's buffer is full.
+    private func drain() {
+        let c = confined.value
+        guard c.up, let association = c.association else { return }
+        while c.head < c.outbox.count {
+            let item = c.outbox[c.head]
+            let ch = item.channel
+            let unordered = item.userBytes != nil && !ch.ordered && ch.state.withLock { $0.peerConfirmed }
+            let reliability: SCTPReliability = item.userBytes == nil ? .reliable : ch.reliability
+            let outcome: SCTPAssociation.SendOutcome
+            do {
+                outcome = try association.send(item.bytes[item.offset...], streamId: item.streamId, ppid: item.ppid.rawValue,
+                                               unordered: unordered, reliability: reliability)
+            } catch {
+                onEvent(.error(ch, "data channel \"\(ch.label)\": \(error)"))
+                finished(c.head, sent: false)
+                continue
+            }
+            guard case .accepted(let n) = outcome else { break }
+            c.outbox[c.head].offset += n
+            guard c.outbox[c.head].offset >= item.bytes.count else { break }
+            finished(c.head, sent: true)
+        }
+        if c.head > 0, c.head == c.outbox.count || c.head > 4096 {
+            c.outbox.removeFirst(c.head)
+            c.head = 0
+        }
+    }
+
+    /// The item at `index` left the queue: counts, the buffered amount, a closing channel's reset.
+    private func finished(_ index: Int, sent: Bool) {
+        let c = confined.value
+        let item = c.outbox[index]
+        c.head = index + 1
+        let ch = item.channel
+        if let size = item.userBytes {
+            let low = ch.state.withLock { s -> Bool in
+                let before = s.bufferedAmount
+                s.bufferedAmount = max(0, s.bufferedAmount - size)
+                if sent {
+                    s.messagesSent += 1
+                    s.bytesSent += size
+                }
+                return before > s.bufferedAmountLowThreshold && s.bufferedAmount <= s.bufferedAmountLowThreshold
+            }
+            if low { onEvent(.bufferedAmountLow(ch)) }
+        }
+        if ch.readyState == .closing { resetIfDrained(ch) }
+    }
+
+    /// Closes `channel` (W3C close): `closing`; its stream is reset once what it queued
+    /// has gone (RFC 8831 §6.7).
+    func close(_ channel: DataChannel) {
+        loop.async { [weak self] in
+            guard let self else { return }
+            switch channel.readyState {
+            case .closing, .closed: return
+            case .connecting:
+                self.setState(channel, .closed)
+            case .open:
+                self.setState(channel, .closing)
+                self.resetIfDrained(channel)
+            }
+        }
+    }
+
+    private func resetIfDrained(_ ch: DataChannel) {
+        let c = confined.value
+        guard let sid = ch.id, !c.outbox[c.head...].contains(where: { $0.channel === ch }) else { return }
+        let needed = ch.state.withLock { s in
+            defer { s.resetRequested = true }
+            return !s.resetRequested
+        }
+        if needed { reset(ch, sid) }
+    }
+}

@@ -1,0 +1,128 @@
+// Data channels between two connections in this process (RFC 8831, DCEP RFC 8832, SDP RFC 8841): data-only and bundled with media, in-band and negotiated, ordered and not, large and empty messages, closing by stream reset, a channel added mid-call.
+import Foundation
+import Media
+import SDP
+import Testing
+import TestSupport
+@testable import PeerAgent
+
+@Suite struct PeerConnectionDataChannelTests {
+    /// The data channel events of `side`.
+    static func channelEvents(_ pair: ConnectedPair, _ side: String) -> [DataChannelEvent] {
+        pair.events(side).compactMap { if case .dataChannel(let e) = $0.0 { e } else { nil } }
+    }
+
+    /// The messages `side` received on the channel labelled `label`.
+    static func messages(_ pair: ConnectedPair, _ side: String, _ label: String) -> [DataChannelMessage] {
+        channelEvents(pair, side).compactMap { if case let .message(ch, m) = $0, ch.label == label { m } else { nil } }
+    }
+
+    /// The channel the peer opened on `side` with `label`.
+    static func remoteChannel(_ pair: ConnectedPair, _ side: String, _ label: String) -> DataChannel? {
+        channelEvents(pair, side).compactMap { if case let .remoteOpened(ch) = $0, ch.label == label { ch } else { nil } }.first
+    }
+
+    @Test func aDataOnlyCallCarriesTenThousandMessagesInOrderA256KiBMessageAndEmptyOnes() async throws {
+        let holder = Holder()
+        let pair = try ConnectedPair(tracksA: { pc in holder.channel = try pc.createDataChannel("chat") }, tracksB: { _ in })
+        defer { pair.close() }
+        let offer = try pair.a.createOffer()
+        let parsed = try SessionDescription(parsing: offer.sdp)
+        #expect(parsed.media.map(\.kind) == [.application])
+        #expect(parsed.media.first?.proto == "UDP/DTLS/SCTP" && parsed.media.first?.formats == ["webrtc-datachannel"])
+        #expect(parsed.media.first?.sctpPort == 5000 && parsed.media.first?.maxMessageSize == 262_144)
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let ours = try #require(holder.channel)
+        #expect(await eventually(within: 5) { ours.readyState == .open && Self.remoteChannel(pair, "b", "chat")?.readyState == .open })
+        let theirs = try #require(Self.remoteChannel(pair, "b", "chat"))
+        #expect(ours.id == theirs.id && ours.id.map { $0 % 2 } == 1, "the answerer is the DTLS client here: odd ids for the offerer")
+        for i in 0..<10_000 {
+            var m = [UInt8](repeating: UInt8(truncatingIfNeeded: i), count: 1024)
+            m[0] = UInt8(i >> 8); m[1] = UInt8(i & 0xFF)
+            try ours.send(.binary(m))
+        }
+        try theirs.send(.text("héllo"))
+        try theirs.send(.text(""))
+        try theirs.send(.binary([]))
+        let big = (0..<262_144).map { UInt8(truncatingIfNeeded: $0 &* 31) }
+        try theirs.send(.binary(big))
+        #expect(await eventually(within: 20) { Self.messages(pair, "b", "chat").count == 10_000 && Self.messages(pair, "a", "chat").count == 4 })
+        let got = Self.messages(pair, "b", "chat")
+        let times = pair.events("b").compactMap { e -> Date? in if case .dataChannel(.message) = e.0 { e.1 } else { nil } }
+        if let first = times.first, let last = times.last {
+            print("data channel: 10,000 × 1 KiB received in \(Int(last.timeIntervalSince(first) * 1000)) ms")
+        }
+        let inOrder = got.enumerated().allSatisfy { i, m in
+            if case .binary(let b) = m { b.count == 1024 && b[0] == UInt8(i >> 8) && b[1] == UInt8(i & 0xFF) } else { false }
+        }
+        #expect(inOrder, "10,000 messages in order, none lost or duplicated")
+        #expect(Self.messages(pair, "a", "chat") == [.text("héllo"), .text(""), .binary([]), .binary(big)])
+        #expect(ours.bufferedAmount == 0)
+        let statsA = pair.a.getStats(), statsB = pair.b.getStats()
+        print("data channel: a sent \(statsA.transports.first?.packetsReceived ?? -1) rcvd, b rcvd \(statsB.transports.first?.packetsReceived ?? -1); pairs \(statsA.candidatePairs.first?.packetsSent ?? -1) \(statsB.candidatePairs.first?.packetsReceived ?? -1)")
+        #expect(statsA.dataChannel("chat")?.messagesSent == 10_000 && statsA.dataChannel("chat")?.bytesSent == 10_240_000)
+        #expect(statsB.dataChannel("chat")?.messagesReceived == 10_000 && statsB.dataChannel("chat")?.bytesReceived == 10_240_000)
+        #expect(statsB.dataChannel("chat")?.messagesSent == 4 && statsB.dataChannel("chat")?.bytesSent == 6 + 262_144)
+        #expect(statsA.sctpTransports.first?.state == "connected" && (statsA.sctpTransports.first?.mtu ?? 0) > 1000)
+        // Closing: A resets its stream, B follows, both reach closed.
+        ours.close()
+        #expect(await eventually(within: 5) { ours.readyState == .closed && theirs.readyState == .closed })
+        #expect(Self.channelEvents(pair, "b").contains(.state(theirs, .closing)))
+        #expect(throws: DataChannelError.notOpen(label: "chat", state: .closed)) { try ours.send(.text("late")) }
+    }
+
+    @Test func channelsBundledWithMediaUnorderedUnreliableNegotiatedAndAddedMidCall() async throws {
+        let holder = Holder()
+        let pair = try ConnectedPair(tracksA: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+            holder.channel = try pc.createDataChannel("fast", options: DataChannelInit(ordered: false, maxRetransmits: 0))
+            holder.negotiatedA = try pc.createDataChannel("fixed", options: DataChannelInit(negotiated: true, id: 7))
+        }, tracksB: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
+            holder.negotiatedB = try pc.createDataChannel("fixed", options: DataChannelInit(negotiated: true, id: 7))
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let fast = try #require(holder.channel), fixedA = try #require(holder.negotiatedA), fixedB = try #require(holder.negotiatedB)
+        #expect(await eventually(within: 5) { fast.readyState == .open && fixedA.readyState == .open && fixedB.readyState == .open })
+        let remoteFast = try #require(await eventuallyValue(within: 5) { Self.remoteChannel(pair, "b", "fast") })
+        #expect(remoteFast.ordered == false && remoteFast.maxRetransmits == 0)
+        #expect(Self.remoteChannel(pair, "b", "fixed") == nil, "a negotiated channel runs no DCEP")
+        for i in 0..<500 { try fast.send(.text("\(i)")) }
+        try fixedB.send(.text("on seven"))
+        #expect(await eventually(within: 5) { Self.messages(pair, "b", "fast").count == 500 && Self.messages(pair, "a", "fixed").count == 1 })
+        #expect(Set(Self.messages(pair, "b", "fast").compactMap { if case .text(let t) = $0 { t } else { nil } }).count == 500)
+        #expect(Self.messages(pair, "a", "fixed") == [.text("on seven")])
+        // A channel on a connection that has one already needs no renegotiation.
+        let later = try pair.a.createDataChannel("later")
+        #expect(await eventually(within: 5) { later.readyState == .open && Self.remoteChannel(pair, "b", "later") != nil })
+        #expect(!pair.a.isNegotiationNeeded)
+    }
+
+    @Test func aChannelAddedMidCallRenegotiatesAndOpens() async throws {
+        let pair = try ConnectedPair(tracksA: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+        }, tracksB: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let channel = try pair.a.createDataChannel("added")
+        #expect(pair.a.isNegotiationNeeded)
+        let (offer, answer) = try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
+        #expect(offer.media.map(\.kind) == [.audio, .application] && answer.media.last?.port == 9)
+        #expect(await eventually(within: 5) { channel.readyState == .open && Self.remoteChannel(pair, "b", "added") != nil })
+        try channel.send(.text("after the re-offer"))
+        #expect(await eventually(within: 5) { Self.messages(pair, "b", "added") == [.text("after the re-offer")] })
+    }
+}
+
+/// Channels made inside the pair's set-up closures.
+final class Holder: @unchecked Sendable {
+    var channel: DataChannel?
+    var negotiatedA: DataChannel?
+    var negotiatedB: DataChannel?
+}

@@ -194,6 +194,9 @@ final class RtpSender: Sendable {
     }
     private let feedback = Mutex(PendingFeedback())
 
+    /// Makes the next frame a key frame (W3C `generateKeyFrame`; what a PLI asks for).
+    func generateKeyFrame() { pictureLossIndication() }
+
     /// PLI (RFC 4585 §6.3.1): the next frame is a key frame.
     func pictureLossIndication() {
         merge { $0.plis += 1; $0.keyframe = true }

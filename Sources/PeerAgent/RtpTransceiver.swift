@@ -27,6 +27,10 @@ public final class RtpTransceiver: Sendable {
         self.directionChanged = directionChanged
     }
 
+    /// Makes the sender's next video frame a key frame (W3C `RTCRtpSender.generateKeyFrame`);
+    /// nothing for audio.
+    public func generateKeyFrame() { if kind == .video { sender.generateKeyFrame() } }
+
     /// The direction we want (W3C `RTCRtpTransceiver.direction`): sendrecv, sendonly,
     /// recvonly or inactive. Setting a new one takes effect through the next offer or
     /// answer; the connection then emits ``PeerConnectionEvent/negotiationNeeded``.

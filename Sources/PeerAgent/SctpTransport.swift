@@ -229,8 +229,10 @@ public final class SctpTransport: Sendable {
                 s.state = .closed
                 return s.channels.filter { $0.readyState != .closed }
             }
-            onEvent(.error(nil, "SCTP: \(reason)"))
+            // Not an error in itself: the peer's close aborts the association too (its
+            // channels' `closed` says what ended).
             for ch in open { setState(ch, .closed) }
+            _ = reason
         }
     }
 

@@ -55,6 +55,8 @@ public final class Call: Sendable {
         case hangUp(reason: String, interrupted: Bool)
         /// An action from `--at` or `--control` (``Call/perform(_:origin:)``).
         case action(CallAction, origin: String)
+        /// A message to send on data channels (``Call/send(_:origin:)``).
+        case send(DataSend, origin: String)
     }
 
     /// A call with `options`; events go to `onEvent` (from the run task, in order).
@@ -81,6 +83,13 @@ public final class Call: Sendable {
     /// in that event.
     public func perform(_ action: CallAction, origin: String) {
         feed.yield(.action(action, origin: origin))
+    }
+
+    /// Sends `request`'s message on every open data channel with its label (a `send`
+    /// control command); the result comes as a ``CallEvent/dataSendResult(label:ok:detail:origin:)``
+    /// event carrying `origin`. Safe from any thread.
+    public func send(_ request: DataSend, origin: String) {
+        feed.yield(.send(request, origin: origin))
     }
 
     /// Runs the call to its end and returns the outcome. Never throws: every failure is

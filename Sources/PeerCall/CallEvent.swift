@@ -53,6 +53,23 @@ public enum CallEvent: Sendable {
     /// ICE connected again after `seconds` of outage, `restarted` when an ICE restart (ours,
     /// or the peer's during the outage) brought it back; otherwise the path came back.
     case iceRecovered(peer: String, seconds: Double, restarted: Bool)
+    /// A data channel of the connection with `peer`: the peer opened it (`datachannel`,
+    /// with its order and reliability in `detail`) or its state changed (`open`,
+    /// `closing`, `closed`); `id` is its SCTP stream id.
+    case dataChannel(peer: String, label: String, id: Int?, state: String, detail: String?)
+    /// A message from `peer` on the channel `label` (numbered `--data-burst` messages are
+    /// counted instead, in `dataSummary`).
+    case dataMessage(peer: String, label: String, message: DataChannelMessage)
+    /// Something on a data channel could not be used or sent (the call goes on).
+    case dataError(peer: String, label: String?, reason: String)
+    /// The result of a `send` (`--at …:send:…`, the `send` control command).
+    case dataSendResult(label: String, ok: Bool, detail: String?, origin: String)
+    /// A command arrived on the `control` channel from `peer` (its answer goes back on the channel).
+    case dataControl(peer: String, action: String)
+    /// A channel's counts at the end: messages and bytes each way, and what arrived of the
+    /// peer's numbered messages.
+    case dataSummary(peer: String, label: String, messagesSent: Int, bytesSent: Int, messagesReceived: Int, bytesReceived: Int,
+                     numbered: NumberedCount?)
     /// Final statistics of the connection with `peer`.
     case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
 }

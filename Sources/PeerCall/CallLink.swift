@@ -60,6 +60,8 @@ final class CallLink {
     var closedByPeer = false
     /// The answer was a decline (busy): no call ever existed with this peer.
     var declined = false
+    /// Its data channels and what arrived on them.
+    let data = LinkData()
     /// The `o=` identities (id and version) of the offers and answers we published to this
     /// peer: the router brings our own back (legacy: both sides hear both topics).
     var publishedOffers: Set<String> = [], publishedAnswers: Set<String> = []

@@ -183,6 +183,21 @@ public struct CallOptions: Sendable {
     public var progressIntervalSeconds = 1.0
     /// `--at`: actions taken at set times after `established`, in any order.
     public var scheduledActions: [ScheduledAction] = []
+    /// `--data-channel`: the channels the offerer creates (the answerer takes whatever the
+    /// peer opens; a channel with an id is created by both).
+    public var dataChannels: [DataChannelSpec] = []
+    /// `--data-burst`: numbered messages sent once their channel opens.
+    public var dataBursts: [DataBurst] = []
+    /// `--at SECONDS:send:LABEL:TEXT`: messages sent at set times after `established`.
+    public var scheduledSends: [ScheduledSend] = []
+    /// `--data-out PATH`: every message sent and received, as a JSON line with its time,
+    /// peer, direction and channel.
+    public var dataOut: String?
+    /// `--data-echo`: every message received (not on `control`) is sent back on its channel.
+    public var dataEcho = false
+    /// `--min-messages N`: the call succeeds only when each peer sent us at least N data
+    /// channel messages (nil: no check).
+    public var minMessages: Int?
     /// Restart ICE automatically (a re-offer with new credentials from the side that
     /// offered first) when ICE is `disconnected` for 5 s or `failed`; `--no-ice-restart`
     /// turns it off.

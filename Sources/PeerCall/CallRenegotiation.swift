@@ -9,14 +9,19 @@ extension CallRun {
     /// Takes `action` (from `--at` or `--control`) on every established connection and
     /// reports the result; a hang-up ends the call.
     func act(_ action: CallAction, origin: String) async -> CallResult? {
+        await perform(action, origin: origin).result
+    }
+
+    /// ``act(_:origin:)``, also returning why the action was refused (nil when it was taken).
+    func perform(_ action: CallAction, origin: String) async -> (result: CallResult?, refusal: String?) {
         if action == .hangup {
             onEvent(.action(action, ok: true, detail: nil, origin: origin))
-            return await end(code: nil, state: .finished, reason: "hung up (\(origin))")
+            return (await end(code: nil, state: .finished, reason: "hung up (\(origin))"), nil)
         }
         let targets = links.values.filter(\.established).sorted { $0.peer < $1.peer }
         guard !targets.isEmpty, !finishing else {
             onEvent(.action(action, ok: false, detail: "the call is not established", origin: origin))
-            return nil
+            return (nil, "the call is not established")
         }
         var refusals: [String] = []
         for link in targets {
@@ -30,8 +35,9 @@ extension CallRun {
             if link.reoffer == nil, link.wanted.isEmpty, link.rollbackWishes == nil { link.rollbackWishes = before }
             await renegotiate(link, reason: action.rawValue)
         }
-        onEvent(.action(action, ok: refusals.isEmpty, detail: refusals.isEmpty ? nil : refusals.joined(separator: "; "), origin: origin))
-        return nil
+        let refusal = refusals.isEmpty ? nil : refusals.joined(separator: "; ")
+        onEvent(.action(action, ok: refusals.isEmpty, detail: refusal, origin: origin))
+        return (nil, refusal)
     }
 
     /// Changes the wished directions of `link`'s transceivers for `action` (nothing is sent
@@ -117,6 +123,7 @@ extension CallRun {
         }
         onEvent(.renegotiated(peer: link.peer, offerer: "local", reason: pending.reason, before: pending.before,
                               after: directions(of: link), ms: Date().timeIntervalSince(pending.sentAt) * 1000))
+        answerPendingControl(link, ok: true, reason: nil)
         updateHold(link)
         await renegotiateIfNeeded(link)
     }
@@ -132,6 +139,7 @@ extension CallRun {
         link.wanted = []
         link.rollbackWishes = nil
         onEvent(.renegotiationFailed(peer: link.peer, reason: "our re-offer (\(pending.reason)) was rolled back: \(why); the call goes on as before\(queued)"))
+        answerPendingControl(link, ok: false, reason: "the re-offer was rolled back: \(why)")
     }
 
     /// Timers of re-offers (each tick): republished while unanswered, rolled back after `--timeout`.

@@ -31,4 +31,6 @@ public struct PeerResult: Sendable {
     /// True when the negotiation had this peer send us video (its m-section's direction
     /// toward us is sendrecv or sendonly), so its IVF should hold frames.
     public var receivesVideo: Bool
+    /// Data channel messages received from this peer, every channel.
+    public var messagesReceived = 0
 }

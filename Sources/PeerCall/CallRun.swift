@@ -17,23 +17,25 @@ final class CallRun {
     let call: Call
     let options: CallOptions
     let onEvent: @Sendable (CallEvent) -> Void
-    private let feed: AsyncStream<Call.Input>.Continuation
+    let feed: AsyncStream<Call.Input>.Continuation
     let profile: any SignalingProfile
     private let hangUpRequest: HangUpRequest
 
-    private var session: WampSession?
+    var session: WampSession?
     var links: [String: CallLink] = [:]
     /// Candidates that came before their peer's offer, for the connection it makes.
-    private var earlyCandidates = EarlyCandidates()
-    private var ended: [PeerResult] = []
-    private var failedLinks: [(code: Int32, reason: String)] = []
+    var earlyCandidates = EarlyCandidates()
+    var ended: [PeerResult] = []
+    var failedLinks: [(code: Int32, reason: String)] = []
     private var state: CallState = .connecting
-    private var establishedAt: Date?
+    var establishedAt: Date?
     private var waitingSince = Date()
     private var lastProgress = Date()
     var finishing = false
     /// The `--at` actions waiting for their time (cancelled when the call ends).
-    private var scheduled: [Task<Void, Never>] = []
+    var scheduled: [Task<Void, Never>] = []
+    /// `--data-out`, once open.
+    var dataLog: DataLog?
 
     /// A run of `call`, before anything happened.
     init(call: Call) {
@@ -48,6 +50,11 @@ final class CallRun {
     /// Runs the call to its end and returns the outcome (``Call/run()``).
     func run() async -> CallResult {
         report(.connecting, nil, nil)
+        if let path = options.dataOut {
+            do { dataLog = try DataLog(path: path) } catch {
+                onEvent(.dataError(peer: "-", label: nil, reason: "--data-out \(path): \(error)"))
+            }
+        }
         var wamp = options.wamp
         wamp.joinTimeoutMs = UInt32(max(1, min(options.timeoutSeconds, 3_600)) * 1000)
         // Joining may take up to --timeout: race it against a hang-up (SIGINT/SIGTERM).
@@ -168,6 +175,9 @@ final class CallRun {
             return await end(code: interrupted ? ExitCode.interrupted : nil, state: .finished, reason: reason)
         case let .action(action, origin):
             return await act(action, origin: origin)
+        case let .send(request, origin):
+            sendData(request, origin: origin)
+            return nil
         }
     }
 
@@ -298,11 +308,16 @@ final class CallRun {
             kind == .video ? ReceiveOptions(ivfPath: Self.addedTrackPath(videoPath, mid: mid), decode: decode)
                            : ReceiveOptions(oggPath: Self.addedTrackPath(audioPath, mid: mid), decode: decode)
         }
-        pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
-                          audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
-        pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
-                          video: try options.video.makeSource(), encoding: options.encoding, receive: receive)
+        // `--video none --audio none` with data channels: a data-only call (no m-sections
+        // for media; a peer's media sections still get recvonly transceivers when offered).
+        if !(options.video == .none && options.audio == .none && !options.dataChannels.isEmpty) {
+            pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
+                              audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
+            pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
+                              video: try options.video.makeSource(), encoding: options.encoding, receive: receive)
+        }
         let link = CallLink(peer: peer, pc: pc, offerer: offerer, videoPath: videoPath, audioPath: audioPath)
+        try openDataChannels(link)
         links[peer] = link
         return link
     }
@@ -324,7 +339,7 @@ final class CallRun {
 
     /// Publishes the description `link` waits to publish (vanilla ICE), with every
     /// candidate gathered so far.
-    private func publishGathered(_ link: CallLink) async {
+    func publishGathered(_ link: CallLink) async {
         guard let (description, _) = link.awaitingGathering else { return }
         link.awaitingGathering = nil
         await published(link.pc.localDescription ?? description, on: link)
@@ -491,6 +506,8 @@ final class CallRun {
         case let .connectionState(s, reason):
             onEvent(.connectionState(peer: peer, state: s.rawValue, reason: reason))
             return await connectionState(s, reason: reason, of: link)
+        case let .dataChannel(e):
+            return await dataChannelEvent(e, on: link)
         default: break
         }
         return nil
@@ -539,52 +556,13 @@ final class CallRun {
                 feed.yield(.action(item.action, origin: "at \(formatSeconds(item.seconds))"))
             })
         }
-    }
-
-    // MARK: Ending
-
-    func closeLink(_ link: CallLink) {
-        earlyCandidates.forget(link.peer)
-        if let failure = link.failed { failedLinks.append(failure) }
-        link.pc.close()
-        let s = link.pc.getStats()
-        let receivesVideo = link.pc.allTransceivers.contains { $0.kind == .video && $0.currentDirection?.receives == true }
-        let result = PeerResult(peer: link.peer, videoPath: link.videoPath, audioPath: link.audioPath, stats: s,
-                                videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
-                                audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0,
-                                receivesVideo: receivesVideo)
-        if link.inCall { ended.append(result) }
-        links[link.peer] = nil
-        if link.inCall {
-            onEvent(.stats(peer: link.peer, report: s, videoPath: link.videoPath, audioPath: link.audioPath))
+        for item in options.scheduledSends {
+            scheduled.append(Task { [feed] in
+                try? await Task.sleep(nanoseconds: UInt64(item.seconds * 1_000_000_000))
+                guard !Task.isCancelled else { return }
+                feed.yield(.send(item.send, origin: "at \(formatSeconds(item.seconds))"))
+            })
         }
-    }
-
-    /// Ends the call: publishes close, closes every connection (files complete), leaves
-    /// the router, and returns the outcome (``CallVerdict``).
-    func end(code: Int32?, state final: CallState, reason: String?, announce: Bool = true) async -> CallResult {
-        finishing = true
-        for task in scheduled { task.cancel() }
-        // Vanilla ICE: a description still waiting for gathering goes out with what there is.
-        for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.awaitingGathering != nil {
-            await publishGathered(link)
-        }
-        if announce, let close = profile.close(inCall: links.values.contains { $0.inCall }) { await publish(close) }
-        // Before the connections close: how far the furthest one got, for a call that
-        // never reached `established`.
-        let reached = establishedAt == nil ? CallVerdict.furthestStep(of: Array(links.values), role: options.role) : nil
-        for link in links.values.sorted(by: { $0.peer < $1.peer }) { closeLink(link) }
-        if let session { await session.leave() }
-        session = nil
-        let verdict = CallVerdict(code: code, state: final, reason: reason, reached: reached,
-                                  failure: establishedAt == nil ? failedLinks.first : nil, ended: ended, minFrames: options.minFrames)
-        return finish(code: verdict.exitCode, state: verdict.state, reason: verdict.reason)
-    }
-
-    private func finish(code: Int32, state final: CallState, reason: String?) -> CallResult {
-        report(final, nil, reason)
-        feed.finish()
-        return CallResult(exitCode: code, state: final, reason: reason, peers: ended)
     }
 
     func report(_ s: CallState, _ peer: String?, _ reason: String?) {

@@ -24,8 +24,10 @@ struct CallVerdict: Equatable {
     ///   - failure: the first failed connection's code and reason, before `established`.
     ///   - ended: the peers recorded, for --min-frames.
     ///   - minFrames: --min-frames (nil: 1 for a peer that was to send us video).
+    ///   - minMessages: --min-messages (nil: no check): each recorded peer must have sent
+    ///     us at least this many data channel messages (exit code 7, as --min-frames).
     init(code: Int32?, state: CallState, reason: String?, reached: (code: Int32, step: String)?,
-         failure: (code: Int32, reason: String)?, ended: [PeerResult], minFrames: Int?) {
+         failure: (code: Int32, reason: String)?, ended: [PeerResult], minFrames: Int?, minMessages: Int? = nil) {
         let neverEstablished = reached.map { "the call was never established (reached: \($0.step))" }
         (exitCode, self.state, self.reason) = (code ?? ExitCode.ok, state, reason)
         if code == nil {
@@ -39,6 +41,9 @@ struct CallVerdict: Equatable {
                 (exitCode, self.state) = (ExitCode.tooFewFrames, .failed)
                 self.reason = "\(short.videoPath) has \(short.videoFramesWritten) frames, fewer than --min-frames \(required)"
                     + (minFrames == nil ? " (the default when video is received; --min-frames 0 turns it off)" : "")
+            } else if let minMessages, let short = ended.first(where: { $0.messagesReceived < minMessages }) {
+                (exitCode, self.state) = (ExitCode.tooFewFrames, .failed)
+                self.reason = "\(short.peer) sent \(short.messagesReceived) data channel messages, fewer than --min-messages \(minMessages)"
             }
         } else if code == ExitCode.ice || code == ExitCode.dtls, let neverEstablished {
             // A transport failure before `established` names the step reached too.

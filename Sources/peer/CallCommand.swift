@@ -97,7 +97,25 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         case "--no-ice-restart": o.restartsIce = false
         case "--at":
             let text = p.value()
-            do { o.scheduledActions.append(try ScheduledAction(parsing: text)) } catch { p.fail("\(error)") }
+            do {
+                if let send = try ScheduledSend(parsing: text) {
+                    o.scheduledSends.append(send)
+                } else {
+                    o.scheduledActions.append(try ScheduledAction(parsing: text))
+                }
+            } catch { p.fail("\(error)") }
+        case "--data-channel":
+            do { o.dataChannels.append(try DataChannelSpec(parsing: p.value())) } catch { p.fail("\(error)") }
+        case "--data-burst":
+            do { o.dataBursts.append(try DataBurst(parsing: p.value())) } catch { p.fail("\(error)") }
+        case "--data-out":
+            let path = p.value()
+            guard FileManager.default.createFile(atPath: path, contents: nil) else {
+                p.refuse(path, expected: "a file that can be written")
+            }
+            o.dataOut = path
+        case "--data-echo": o.dataEcho = true
+        case "--min-messages": o.minMessages = Int(p.number(0...100_000_000))
         case "--control":
             let text = p.value()
             guard text == "stdin" else { p.refuse(text, expected: "stdin (one JSON command per line, e.g. {\"action\":\"hold\"})") }
@@ -241,6 +259,8 @@ func writeStats(_ result: CallResult, to path: String) {
 func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void {
     { event in
         switch event {
+        case .dataChannel, .dataMessage, .dataError, .dataSendResult, .dataControl, .dataSummary:
+            printDataEvent(event, json: json, out: out)
         case let .state(s, peer, reason):
             say("\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")")
             if json { out.emit(["event": "state", "state": s.rawValue, "peer": peer ?? NSNull(), "reason": reason ?? NSNull()]) }
@@ -329,6 +349,14 @@ func readControlCommands(current: CurrentCall, out: JSONEvents) {
         while let line = readLine(strippingNewline: true) {
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             do throws(ControlCommandError) {
+                if let send = try DataSend(controlLine: line) {
+                    let id = (try? ControlCommand(parsing: line))?.id
+                    if !current.send(send, origin: id.map { "control:\($0)" } ?? "control") {
+                        out.emit(["event": "send", "label": send.label, "ok": false, "origin": "control",
+                                  "detail": "no call in progress", "id": id ?? NSNull()])
+                    }
+                    continue
+                }
                 let command = try ControlCommand(parsing: line)
                 let origin = command.id.map { "control:\($0)" } ?? "control"
                 guard current.perform(command.action, origin: origin) else {

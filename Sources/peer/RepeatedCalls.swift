@@ -38,6 +38,13 @@ final class CurrentCall: Sendable {
         return true
     }
 
+    /// Hands `request` to the call in progress; false when there is none.
+    func send(_ request: DataSend, origin: String) -> Bool {
+        guard let call = state.withLock({ $0.call }) else { return false }
+        call.send(request, origin: origin)
+        return true
+    }
+
     /// True once a signal came.
     var interrupted: Bool { state.withLock { $0.interrupted } }
 }

@@ -82,11 +82,34 @@ let usage = """
                               restart does not connect within 15 s)
       --control stdin         one JSON command per line on stdin, the same actions, e.g.
                               {"action":"hold","id":1}; each answered by an "action" event
-                              on stdout (ok, detail, id); a bad line gets ok false only
+                              on stdout (ok, detail, id); a bad line gets ok false only;
+                              {"action":"send","label":"chat","text":"hi"} (or "base64")
+                              sends on a data channel, answered by a "send" event
+      --data-channel SPEC     the offerer opens this data channel (repeatable; the answerer
+                              takes whatever the peer opens): LABEL[,unordered]
+                              [,retransmits=N][,lifetime=MS][,protocol=P][,id=N] (id: a
+                              negotiated channel both sides make), e.g. --data-channel chat
+                              --data-channel telemetry,unordered,retransmits=0; a channel
+                              labelled control carries the JSON commands of PROTOCOL.md
+                              (hold, unhold, video, audio, keyframe, hangup, ping), each
+                              answered on it; every message is a "message" event
+      --at SECONDS:send:LABEL:TEXT  send TEXT on the channel LABEL, e.g. --at 2:send:chat:hi
+                              or --at 4:send:control:{"action":"hold"}; --at SECONDS:close:LABEL
+                              closes it (the control command {"action":"close","label":…} too)
+      --data-burst LABEL:N:BYTES  once LABEL is open send N numbered messages of BYTES bytes
+                              as fast as it takes them; the receiving peer counts them
+                              (dataSummary: received, missing, repeated, out of order),
+                              e.g. --data-burst chat:10000:1024
+      --data-echo             send every message received back on its channel
+      --data-out PATH         every message sent and received as a JSON line (time, peer,
+                              direction, label, text or base64), e.g. --data-out chat.jsonl
+      --min-messages N        exit 7 unless each peer sent us ≥ N data channel messages
+                              (with --video none --audio none a call is data only)
       --json                  one JSON event per line on stdout: state, milestone, candidate,
                               track, frames (every second), busy, signalingError, router,
                               renegotiated (offerer, reason, before/after directions, ms),
-                              renegotiationFailed, action, stats (W3C webrtc-stats), exit;
+                              renegotiationFailed, action, datachannel, message, dataError,
+                              send, control, dataSummary, stats (W3C webrtc-stats), exit;
                               each with t = ms since start,
                               e.g. peer offer … --json | jq 'select(.event=="frames")'
       --stats PATH            write the final statistics of every peer to PATH (JSON),

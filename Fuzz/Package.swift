@@ -1,6 +1,6 @@
 // swift-tools-version:5.4
 // libFuzzer targets for the parsers of outside data (SDP, RTP/RTCP, WAMP, signaling
-// payloads, media files, ICE URLs and candidates, the RFC 7983 demultiplexer), kept
+// payloads, media files, ICE URLs and candidates, the RFC 7983 demultiplexer, DCEP), kept
 // out of the main package so that `swift build` there is unaffected. Build and run with
 // ./run (see the comments there); needs a toolchain with -sanitize=fuzzer (Linux).
 //
@@ -45,6 +45,11 @@ let package = Package(
         .executableTarget(
             name: "FuzzICE",
             dependencies: [.product(name: "ICE", package: "peer"), .product(name: "SDP", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzDCEP",
+            dependencies: [.product(name: "SCTP", package: "peer")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
         ),
         .executableTarget(

@@ -383,6 +383,25 @@ public final class SctpTransport: Sendable {
 
     private func queue(_ item: Outgoing) { confined.value.outbox.append(item) }
 
+    /// Test hook: sends `bytes` as they are on `stream` with payload protocol `ppid`
+    /// (malformed DCEP, unknown PPIDs, oversized messages), after what is queued; the rest
+    /// of a message the buffer did not take is sent 1 ms later (one raw message at a time).
+    func sendRaw(_ bytes: [UInt8], stream: UInt16, ppid: UInt32, from offset: Int = 0) {
+        loop.async { [weak self] in
+            guard let self, let association = self.confined.value.association else { return }
+            var offset = offset
+            while offset < bytes.count {
+                guard case .accepted(let n)? = try? association.send(bytes[offset...], streamId: stream, ppid: ppid,
+                                                                     unordered: false, reliability: .reliable) else {
+                    let at = offset
+                    self.loop.after(milliseconds: 1) { [weak self] in self?.sendRaw(bytes, stream: stream, ppid: ppid, from: at) }
+                    return
+                }
+                offset += n
+            }
+        }
+    }
+
     /// Sends what waits, in order, until the association's buffer is full.
     private func drain() {
         let c = confined.value

@@ -101,6 +101,38 @@ import TestSupport
         #expect(!pair.a.isNegotiationNeeded)
     }
 
+    /// What the peer sends that cannot be taken — a malformed DCEP open, an unknown PPID, a
+    /// message over our max-message-size, a message on a stream with no channel — each
+    /// gives an error event naming it, and the channel goes on.
+    @Test func badInputFromThePeerIsReportedAndTheChannelGoesOn() async throws {
+        let holder = Holder()
+        let pair = try ConnectedPair(tracksA: { pc in holder.channel = try pc.createDataChannel("chat") }, tracksB: { _ in })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let ours = try #require(holder.channel)
+        #expect(await eventually(within: 5) { ours.readyState == .open && Self.remoteChannel(pair, "b", "chat") != nil })
+        let sid = try #require(ours.id)
+        pair.a.sctp.sendRaw([0x03, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], stream: 9, ppid: 50)
+        pair.a.sctp.sendRaw([1, 2, 3], stream: sid, ppid: 99)
+        pair.a.sctp.sendRaw([UInt8](repeating: 7, count: 300_000), stream: sid, ppid: 53)
+        #expect(await eventually(within: 5) {
+            Self.channelEvents(pair, "b").contains { if case let .error(_, r) = $0 { r.contains("300000 bytes") } else { false } }
+        })
+        pair.a.sctp.sendRaw([4], stream: 11, ppid: 53)
+        pair.a.sctp.sendRaw([0xFF, 0xFE], stream: sid, ppid: 51)
+        try ours.send(.text("still here"))
+        #expect(await eventually(within: 5) { Self.messages(pair, "b", "chat") == [.text("still here")] })
+        let errors = Self.channelEvents(pair, "b").compactMap { if case let .error(_, reason) = $0 { reason } else { nil } }
+        print("bad input: \(errors)")
+        #expect(errors.contains { $0.contains("stream 9") && $0.contains("unknown channel type 0x5") })
+        #expect(errors.contains { $0.contains("unknown PPID 99") })
+        #expect(errors.contains { $0.contains("300000 bytes") && $0.contains("max-message-size 262144") })
+        #expect(errors.contains { $0.contains("stream 11") && $0.contains("no open channel") })
+        #expect(errors.contains { $0.contains("not UTF-8") })
+        #expect(ours.readyState == .open && pair.b.connectionState == .connected)
+    }
+
     @Test func aChannelAddedMidCallRenegotiatesAndOpens() async throws {
         let pair = try ConnectedPair(tracksA: { pc in
             pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))

@@ -66,4 +66,11 @@ public final class ToneSource: AudioSource {
     public func nextFrame(sampleCount: Int) throws -> AudioFrame? {
         generator.next(sampleCount: sampleCount)
     }
+
+    /// The tone's frequency, Hz; setting it plays the new one from the next sample (the
+    /// phase continuing). On the thread that pulls the source.
+    public var frequency: Double {
+        get { generator.frequency }
+        set { generator.setFrequency(newValue) }
+    }
 }

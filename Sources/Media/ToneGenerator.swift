@@ -4,8 +4,8 @@ import Foundation
 /// A sine-tone source: 16-bit PCM at 48 kHz, mono or stereo (the same signal in both
 /// channels), in phase-continuous blocks with running timestamps.
 public struct ToneGenerator: Sendable {
-    /// Tone frequency in Hz.
-    public let frequency: Double
+    /// Tone frequency in Hz (``setFrequency(_:)`` changes it, the phase continuing).
+    public private(set) var frequency: Double
     /// Peak level in dBFS: 0 dBFS is a sine whose peaks reach 32767 (AES17), −12 dBFS peaks at 8231.
     public let levelDBFS: Double
     /// Channel count: 1 or 2.
@@ -14,6 +14,8 @@ public struct ToneGenerator: Sendable {
     public private(set) var nextTimestamp: Int64
 
     private var generated: Int64 = 0
+    /// The phase (radians) at sample index `originIndex`, where the current frequency began.
+    private var phaseOrigin = 0.0, originIndex: Int64 = 0
     private let template: AudioFrame
 
     /// Peak amplitude in sample units: `32767 × 10^(levelDBFS / 20)`.
@@ -43,8 +45,8 @@ public struct ToneGenerator: Sendable {
         for i in 0..<count {
             // The phase comes from the running sample index, so blocks join without drift
             // however they are cut.
-            let index = Double(generated + Int64(i))
-            let value = (a * sin(step * index)).rounded()
+            let index = Double(generated + Int64(i) - originIndex)
+            let value = (a * sin(phaseOrigin + step * index)).rounded()
             let s = Int16(clamping: Int(max(-32768, min(32767, value))))
             for c in 0..<channels { samples[i * channels + c] = s }
         }
@@ -54,5 +56,13 @@ public struct ToneGenerator: Sendable {
         frame.samples = samples
         frame.timestamp = start
         return frame
+    }
+
+    /// Plays `hz` from the next sample on, the phase continuing (no click).
+    public mutating func setFrequency(_ hz: Double) {
+        let step = 2 * Double.pi * frequency / Double(AudioFrame.sampleRate)
+        phaseOrigin = (phaseOrigin + step * Double(generated - originIndex)).truncatingRemainder(dividingBy: 2 * Double.pi)
+        originIndex = generated
+        frequency = hz
     }
 }

@@ -55,6 +55,9 @@ final class RtpSender: Sendable {
     /// thread reads it without waiting behind an encode on the thread.
     private struct ReportBasis { var packets = 0, octets = 0, rtpTimestamp: UInt32 = 0, sentAtNanos: UInt64 = 0 }
     private let reportBasis = Mutex(ReportBasis())
+    /// The audio source is a ``ToneSource`` (its frequency can change); the video source is
+    /// encoded here (not an IVF file passed through).
+    private let isTone: Bool, encodesVideo: Bool
 
     /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
     /// negotiated to send but nothing to send, e.g. `--video none`).
@@ -64,6 +67,8 @@ final class RtpSender: Sendable {
         self.ssrc = ssrc
         self.cname = cname
         self.encoding = encoding
+        isTone = audio is ToneSource
+        encodesVideo = video != nil && !(video is IVFSource)
         let thread = MediaThread(name: "peer.send.\(kind)")
         self.thread = thread
         var stats = OutboundRTPStats(id: "OT-\(kind)-\(ssrc)", timestamp: 0, ssrc: ssrc, kind: "\(kind)")
@@ -196,6 +201,25 @@ final class RtpSender: Sendable {
 
     /// Makes the next frame a key frame (W3C `generateKeyFrame`; what a PLI asks for).
     func generateKeyFrame() { pictureLossIndication() }
+
+    /// Plays `hz` on a tone source from its next frame; false when the source is not a tone.
+    func setToneFrequency(_ hz: Double) -> Bool {
+        guard isTone else { return false }
+        thread.async { [self] in (state.value.audioSource as? ToneSource)?.frequency = hz }
+        return true
+    }
+
+    /// Sets the VP8 encoder's target bitrate (kbit/s) from its next frame; false without
+    /// a video encoder (audio, or an IVF passed through).
+    func setBitrate(kbps: Int) -> Bool {
+        guard encodesVideo else { return false }
+        thread.async { [self] in
+            let s = state.value
+            guard let vp8 = s.vp8, (try? vp8.setBitrate(kbps: kbps)) != nil else { return }
+            s.stats.targetBitrate = Double(kbps * 1000)
+        }
+        return true
+    }
 
     /// PLI (RFC 4585 §6.3.1): the next frame is a key frame.
     func pictureLossIndication() {

@@ -31,6 +31,12 @@ public final class RtpTransceiver: Sendable {
     /// nothing for audio.
     public func generateKeyFrame() { if kind == .video { sender.generateKeyFrame() } }
 
+    /// Plays `hz` on the sender's tone source (audio); false when it sends no tone.
+    public func setToneFrequency(_ hz: Double) -> Bool { kind == .audio && sender.setToneFrequency(hz) }
+
+    /// Sets the sender's VP8 target bitrate, kbit/s; false for audio.
+    public func setBitrate(kbps: Int) -> Bool { sender.setBitrate(kbps: kbps) }
+
     /// The direction we want (W3C `RTCRtpTransceiver.direction`): sendrecv, sendonly,
     /// recvonly or inactive. Setting a new one takes effect through the next offer or
     /// answer; the connection then emits ``PeerConnectionEvent/negotiationNeeded``.

@@ -7,7 +7,8 @@ extension CallRun {
     /// `{"result": "ok"|"error", "action", "id", "reason"}` — `ping` at once with
     /// `{"action": "pong", "id"}`, a renegotiating command (hold, unhold, video, audio)
     /// when its answer is applied (or with `error` when it is refused, rolled back or
-    /// times out), an unsupported one with reason `unsupported`. A message that is not
+    /// times out), `tone` (what our tone source plays) and `bitrate` (our VP8 target) at
+    /// once, an unsupported one with reason `unsupported`. A message that is not
     /// such JSON gets `error` naming what is wrong; the call goes on.
     func control(_ message: DataChannelMessage, on ch: DataChannel, link: CallLink) async -> CallResult? {
         guard case .text(let text) = message,
@@ -49,8 +50,21 @@ extension CallRun {
         case "hangup":
             reply(on: ch, link: link, ok: true, action: action, id: id, reason: nil)
             return await act(.hangup, origin: "datachannel")
-        case "bitrate", "tone":
-            reply(on: ch, link: link, ok: false, action: action, id: id, reason: "unsupported")
+        case "tone":
+            guard let hz = (fields["hz"] as? NSNumber)?.doubleValue, (20...20_000).contains(hz) else {
+                reply(on: ch, link: link, ok: false, action: action, id: id, reason: "no \"hz\" number in 20…20000")
+                return nil
+            }
+            let done = link.pc.allTransceivers.filter { $0.kind == .audio }.map { $0.setToneFrequency(hz) }.contains(true)
+            reply(on: ch, link: link, ok: done, action: action, id: id, reason: done ? nil : "unsupported")
+            return nil
+        case "bitrate":
+            guard let kbps = (fields["kbps"] as? NSNumber)?.intValue, (30...50_000).contains(kbps) else {
+                reply(on: ch, link: link, ok: false, action: action, id: id, reason: "no \"kbps\" number in 30…50000")
+                return nil
+            }
+            let done = link.pc.allTransceivers.filter { $0.kind == .video }.map { $0.setBitrate(kbps: kbps) }.contains(true)
+            reply(on: ch, link: link, ok: done, action: action, id: id, reason: done ? nil : "unsupported")
             return nil
         default:
             reply(on: ch, link: link, ok: false, action: action, id: id, reason: "unknown action \(ControlCommandError.quote(action))")

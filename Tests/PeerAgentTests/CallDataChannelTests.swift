@@ -1,5 +1,6 @@
 // Data channels in `peer offer|answer` calls between `peer` processes through the real router and STUN server: data-only and with media, numbered bursts each way, a 256 KiB message, an unordered unreliable channel, closing from the far side, --data-out, --data-echo, the control channel, --min-messages.
 import Foundation
+import Media
 import Testing
 import TestSupport
 
@@ -14,6 +15,24 @@ import TestSupport
         let report = run.events("stats").last?["report"] as? [String: Any]
         let stats = report?["stats"] as? [String: [String: Any]] ?? [:]
         return stats.values.first { $0["type"] as? String == "data-channel" && $0["label"] as? String == label }
+    }
+
+    /// The tone frequency of each whole second of an Ogg Opus file, Hz (zero crossings of
+    /// the decoded first channel: two per period).
+    static func toneFrequencies(_ path: String) throws -> [Double] {
+        let file = try OggOpusReader(path: path)
+        let decoder = try OpusDecoder(channels: file.head.channels)
+        var samples: [Int16] = []
+        for (i, packet) in file.packets.enumerated() {
+            let frame = try decoder.decode(packet, timestamp: Int64(i) * 960)
+            let channels = frame.channels
+            samples += stride(from: 0, to: frame.samples.count, by: channels).map { frame.samples[$0] }
+        }
+        return stride(from: 0, to: samples.count - 48_000 + 1, by: 48_000).map { start in
+            let second = samples[start..<start + 48_000]
+            let crossings = zip(second.dropFirst(), second).filter { ($0 >= 0) != ($1 >= 0) }.count
+            return Double(crossings) / 2
+        }
     }
 
     /// A data-only call (`--video none --audio none`): 10,000 numbered 1 KiB messages each
@@ -66,22 +85,25 @@ import TestSupport
 
     /// Media and data together: the answerer echoes (`--data-echo`); the offerer's `--at`
     /// messages come back; the offerer sends control commands on `control`
-    /// (`ping`, `hold`, `keyframe`, a malformed one, an unsupported one) and gets each
-    /// answered there, the hold done by a re-offer from the answerer; the call goes on.
+    /// (`ping`, `hold`, `unhold`, `keyframe`, `bitrate`, `tone`, a malformed one, an
+    /// unknown one) and gets each answered there, the hold done by a re-offer from the
+    /// answerer, the answerer's tone in the offerer's recording moving from 440 to 880 Hz;
+    /// the call goes on.
     @Test func echoAndTheControlChannelAlongsideMedia() async throws {
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
             let h = CallHarness("data-control")
             defer { h.remove() }
-            let common = try CallHarness.common(services, duration: 8)
-            async let answerer = h.run("answerer", "answer", common + ["--data-echo"])
+            let common = try CallHarness.common(services, duration: 9)
+            async let answerer = h.run("answerer", "answer", common + ["--data-echo", "--audio", "tone:440"])
             #expect(await h.waitForState("answerer", "ringing"))
             async let offerer = h.run("offerer", "offer", common + [
                 "--data-channel", "chat", "--data-channel", "control",
                 "--at", "1:send:chat:hello", "--at", "1.5:send:control:{\"action\":\"ping\",\"id\":7}",
                 "--at", "2:send:control:{\"action\":\"hold\",\"id\":\"h\"}", "--at", "4:send:control:{\"action\":\"unhold\"}",
                 "--at", "5:send:control:{\"action\":\"keyframe\",\"id\":3}", "--at", "5.5:send:control:not json",
-                "--at", "6:send:control:{\"action\":\"bitrate\",\"kbps\":300}"])
+                "--at", "5.2:send:control:{\"action\":\"tone\",\"hz\":880}",
+                "--at", "6:send:control:{\"action\":\"bitrate\",\"kbps\":300}", "--at", "6.2:send:control:{\"action\":\"dance\"}"])
             let (a, o) = try await (answerer, offerer)
             CallChecks.exitedZero([a, o])
             let back = o.events("message").filter { $0["label"] as? String == "chat" }.compactMap { $0["text"] as? String }
@@ -94,7 +116,15 @@ import TestSupport
             #expect(replies.contains { $0["result"] as? String == "ok" && $0["action"] as? String == "unhold" })
             #expect(replies.contains { $0["result"] as? String == "ok" && $0["action"] as? String == "keyframe" && $0["id"] as? Int == 3 })
             #expect(replies.contains { $0["result"] as? String == "error" && ($0["reason"] as? String)?.hasPrefix("not a JSON object") == true })
-            #expect(replies.contains { $0["result"] as? String == "error" && $0["action"] as? String == "bitrate" && $0["reason"] as? String == "unsupported" })
+            #expect(replies.contains { $0["result"] as? String == "ok" && $0["action"] as? String == "bitrate" })
+            #expect(replies.contains { $0["result"] as? String == "ok" && $0["action"] as? String == "tone" })
+            #expect(replies.contains { $0["result"] as? String == "error" && ($0["reason"] as? String)?.hasPrefix("unknown action") == true })
+            let keyframes = a.events("stats").last.flatMap { ($0["report"] as? [String: Any])?["stats"] as? [String: [String: Any]] }?
+                .values.first { $0["type"] as? String == "outbound-rtp" && $0["kind"] as? String == "video" }?["keyFramesEncoded"] as? Int ?? 0
+            #expect(keyframes >= 2, "the first key frame and the one the command asked for: \(keyframes)")
+            let tones = try Self.toneFrequencies(h.path("offerer.ogg"))
+            print("control: the answerer's tone at the offerer by second \(tones)")
+            #expect(tones.count >= 7 && abs((tones.first ?? 0) - 440) < 20 && abs((tones.last ?? 0) - 880) < 20, "\(tones)")
             #expect(CallRenegotiationTests.states(a).contains("hold"), "the answerer held the call on the command: \(CallRenegotiationTests.states(a))")
             #expect(a.events("renegotiated").contains { $0["reason"] as? String == "hold" && $0["offerer"] as? String == "local" })
             #expect(try await CallChecks.decodedFrames(h.path("offerer.ivf")) > 30)

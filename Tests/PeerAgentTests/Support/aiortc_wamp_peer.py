@@ -8,6 +8,9 @@ Run it with the aiortc venv's python.
         [--width 320 --height 240 --fps 30 --tone 660] [--payload object|string]
         [--candidates-in-sdp] [--candidates-first]
         [--accept-reoffers] [--reoffer-at SECONDS:DIRECTION ...]
+        [--no-media] [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...]
+        [--data-send S:LABEL:TEXT ...] [--data-close S:LABEL ...] [--data-echo]
+        (data channels: aiortc_data.py; their counts in each peer's "data")
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
 subprotocol wamp.2.json, anonymous):
@@ -79,6 +82,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from aiortc_peer import Counter, Paced, PatternTrack, ToneTrack, add_loopback, consume  # noqa: E402
+from aiortc_data import DataChannels, add_arguments as add_data_arguments  # noqa: E402
 
 import aiortc  # noqa: E402
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: E402
@@ -227,12 +231,14 @@ class Link:
         self.reoffer_started = None  # our re-offer waiting for its answer (monotonic time)
         self.pc.on("connectionstatechange", self.on_state)
         self.pc.on("track", self.on_track)
+        self.data = DataChannels(self.pc, args, offerer, emit)
 
     async def on_state(self):
         state = self.pc.connectionState
         emit({"event": "connectionState", "peer": self.remote, "state": state})
         if state == "connected" and self.connected_at is None:
             self.connected_at = time.time()
+            self.data.connected()
             self.agent.connected.set()
         elif state == "failed":
             self.agent.fail(Failure(f"connection with {self.remote} failed", 5))
@@ -320,6 +326,7 @@ class Link:
             "sendingSeconds": round(self.stopped_at - self.connected_at, 3)
             if self.connected_at and self.stopped_at else None,
             "endedByPeer": self.ended_by_peer,
+            "data": self.data.result(),
         }
         r.update(self.counter.audio_summary())
         return r
@@ -446,8 +453,9 @@ class Agent:
     async def call(self, remote):
         """Offer to `remote` (legacy: "answerer"; room: a user id)."""
         link = self.new_link(remote, offerer=True)
-        link.pc.addTransceiver(link.audio, direction="sendrecv")
-        link.pc.addTransceiver(link.video, direction="sendrecv")
+        if not self.args.no_media:
+            link.pc.addTransceiver(link.audio, direction="sendrecv")
+            link.pc.addTransceiver(link.video, direction="sendrecv")
         await link.pc.setLocalDescription(await link.pc.createOffer())
         link.offer_payload, link.local_candidates = link.local_description()
         link.offer_identity = identity(link.pc.localDescription.sdp)
@@ -506,8 +514,9 @@ class Agent:
         emit({"event": "received", "what": "offer", "peer": remote, "candidates": count_candidates(offer.sdp),
               "as": wire})
         await link.pc.setRemoteDescription(offer)
-        link.pc.addTrack(link.audio)
-        link.pc.addTrack(link.video)
+        if not self.args.no_media:
+            link.pc.addTrack(link.audio)
+            link.pc.addTrack(link.video)
         await link.pc.setLocalDescription(await link.pc.createAnswer())
         link.answer_payload, link.local_candidates = link.local_description()
         link.own_identities.add(identity(link.pc.localDescription.sdp))
@@ -781,6 +790,8 @@ def main():
     ap.add_argument("--fps", type=int, default=30)
     ap.add_argument("--tone", type=float, default=660.0)
     ap.add_argument("--no-loopback", action="store_true")
+    ap.add_argument("--no-media", action="store_true", help="no audio or video tracks (a data-only call)")
+    add_data_arguments(ap)
     ap.add_argument("--log-wire", action="store_true", help="every publication sent and received, on stderr")
     args = ap.parse_args()
     if args.profile == "legacy" and args.role is None:

@@ -1,0 +1,79 @@
+// Data channels between `peer` and aiortc (Support/aiortc_wamp_peer.py with aiortc_data.py) through the real router, legacy trickle, both roles, data only: numbered bursts each way, a 256 KiB message each way, an unordered maxRetransmits=0 channel, the far side's close, stats against aiortc's counts.
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct AiortcDataChannelTests {
+    typealias Child = JSONLineProcess
+    static let seconds = 7
+
+    @Test func peerOffersDataChannelsToAiortc() async throws { try await call(peerOffers: true) }
+    @Test func aiortcOffersDataChannelsToPeer() async throws { try await call(peerOffers: false) }
+
+    /// One data-only call: the offerer makes `chat`, `big`, `fast` (unordered,
+    /// maxRetransmits 0) and `bulk`; both send 10,000 numbered 1 KiB messages on `chat`
+    /// and one of 256 KiB on `big` (aiortc 1.16 says `a=max-message-size:262144`); the
+    /// offerer sends two texts on
+    /// `fast`; aiortc closes `bulk` after 4 s.
+    func call(peerOffers: Bool) async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: AiortcInteropTests.python),
+                     "no aiortc venv at \(AiortcInteropTests.python): run scripts/bootstrap")
+        let services = try await TestServices.shared()
+        let router = try #require(services.router_url)
+        let prefix = "test.aiortcdata.p\(getpid())\(peerOffers ? "o" : "a")"
+        let dir = TestServices.temporaryDirectory("aiortc-data")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let channels = ["chat", "big", "fast,unordered,retransmits=0", "bulk"]
+        let bursts = ["chat:10000:1024", "big:1:262144"]
+        var peerArgs = [peerOffers ? "offer" : "answer", "--router", router, "--prefix", prefix, "--video", "none", "--audio", "none",
+                        "--video-out", dir + "/in.ivf", "--audio-out", dir + "/in.ogg", "--min-frames", "0",
+                        "--duration", "\(Self.seconds + (peerOffers ? 0 : 4))", "--timeout", "10", "--local-address", "127.0.0.1", "--json"]
+        peerArgs += bursts.flatMap { ["--data-burst", $0] }
+        var aiortcArgs = [AiortcWampInteropTests.script, "--router", router, "--prefix", prefix, "--profile", "legacy",
+                          "--role", peerOffers ? "answer" : "offer", "--no-media", "--duration", "\(Self.seconds + (peerOffers ? 4 : 0))",
+                          "--timeout", "10", "--data-close", "4:bulk"]
+        aiortcArgs += bursts.flatMap { ["--data-burst", $0] }
+        if peerOffers {
+            peerArgs += channels.flatMap { ["--data-channel", $0] } + ["--at", "1:send:fast:one", "--at", "1.2:send:fast:two"]
+        } else {
+            aiortcArgs += channels.flatMap { ["--data-channel", $0] } + ["--data-send", "1:fast:one", "--data-send", "1.2:fast:two"]
+        }
+        var peer: Child?, aiortc: Child?
+        defer { peer?.kill(); aiortc?.kill() }
+        let a = try Child("aiortc", AiortcInteropTests.python, aiortcArgs)
+        aiortc = a
+        _ = try await a.next(timeout: 15, "ready") { $0["event"] as? String == "ready" }
+        let p = try Child("peer", PeerConnectionTests.peer, peerArgs)
+        peer = p
+        let peerStatus = try await p.exitStatus(timeout: Double(Self.seconds + 30))
+        let aiortcStatus = try await a.exitStatus(timeout: 30)
+        let peerEvents = p.events(), aiortcEvents = a.events()
+        let label = "peer \(peerOffers ? "offers" : "answers")"
+        #expect(peerStatus == 0 && aiortcStatus == 0, "\(label): peer \(peerStatus), aiortc \(aiortcStatus)\n\(p.stderr.suffix(2000))\n\(a.stderr.suffix(2000))")
+        let result = try #require(aiortcEvents.last { $0["event"] as? String == "result" }, "\(label): \(a.stderr.suffix(2000))")
+        let aioData = ((result["peers"] as? [String: [String: Any]])?.values.first?["data"] as? [String: [String: Any]]) ?? [:]
+        func summary(_ l: String) -> [String: Any] { peerEvents.last { $0["event"] as? String == "dataSummary" && $0["label"] as? String == l } ?? [:] }
+        let peerChat = summary("chat"), aioChat = aioData["chat"] ?? [:]
+        print("aiortc data, \(label): peer chat \(peerChat); aiortc chat \(aioChat.filter { $0.key != "texts" }); "
+            + "aiortc big \(aioData["big"]?.filter { $0.key != "texts" } ?? [:]); errors \(peerEvents.filter { $0["event"] as? String == "dataError" })")
+        let numbered = peerChat["numbered"] as? [String: Any], aioNumbered = aioChat["numbered"] as? [String: Any]
+        #expect(numbered?["received"] as? Int == 10_000 && numbered?["missing"] as? Int == 0 && numbered?["duplicates"] as? Int == 0
+                && numbered?["outOfOrder"] as? Int == 0, "aiortc's 10,000 at peer, in order: \(String(describing: numbered))")
+        #expect(aioNumbered?["received"] as? Int == 10_000 && aioNumbered?["missing"] as? Int == 0 && aioNumbered?["duplicates"] as? Int == 0
+                && aioNumbered?["outOfOrder"] as? Int == 0, "peer's 10,000 at aiortc, in order: \(String(describing: aioNumbered))")
+        #expect(peerChat["messagesSent"] as? Int == aioChat["messagesReceived"] as? Int
+                && peerChat["bytesReceived"] as? Int == aioChat["bytesSent"] as? Int, "the counts agree: \(peerChat) vs \(aioChat)")
+        #expect(summary("big")["bytesReceived"] as? Int == 262_144, "aiortc's 256 KiB message arrived whole at peer: \(summary("big"))")
+        #expect(aioData["big"]?["bytesReceived"] as? Int == 262_144, "peer's 256 KiB message arrived whole at aiortc (its max-message-size is 262144)")
+        #expect(!peerEvents.contains { $0["event"] as? String == "dataError" }, "no data channel error at peer")
+        let fastTexts = peerOffers ? (aioData["fast"]?["texts"] as? [String] ?? [])
+            : peerEvents.filter { $0["event"] as? String == "message" && $0["label"] as? String == "fast" }.compactMap { $0["text"] as? String }
+        #expect(Set(fastTexts) == ["one", "two"], "the unordered maxRetransmits=0 channel: \(fastTexts)")
+        if !peerOffers {
+            let opened = peerEvents.first { $0["event"] as? String == "datachannel" && $0["label"] as? String == "fast" }
+            #expect((opened?["detail"] as? String)?.contains("unordered, maxRetransmits 0") == true, "\(String(describing: opened))")
+        }
+        let bulk = peerEvents.filter { $0["event"] as? String == "datachannel" && $0["label"] as? String == "bulk" }.compactMap { $0["state"] as? String }
+        #expect(bulk.last == "closed", "aiortc's close of bulk reached closed at peer: \(bulk)")
+    }
+}

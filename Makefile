@@ -24,7 +24,7 @@ build: bootstrap
 # and MediaTests.MediaPacerTests measures real-time pacing to tens of milliseconds.
 # ICETests.CheckRetransmissionTests, SelectedPairCheckTests and FailedCheckRestartTests
 # time outages made with iptables rules on their agents' ports (to the second).
-E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|CallRepeatTests|CallFloodTests|SetupUnderLossTests|PeerConnectionRTCPTests|PeerConnectionRoutingTests|PeerConnectionTransportTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallDirectionTests|CallRobustnessTests|PeerConnectionRenegotiationTests|CallRenegotiationTests|AiortcRenegotiationTests|CallPathFailureTests|ChromiumRenegotiationTests|CallDataChannelTests|PeerConnectionDataChannelTests|AiortcDataChannelTests)|ICETests\.(IceAgentTests|CheckRetransmissionTests|SelectedPairCheckTests|FailedCheckRestartTests)|MediaTests\.MediaPacerTests)
+E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|CallRepeatTests|CallFloodTests|SetupUnderLossTests|PeerConnectionRTCPTests|PeerConnectionRoutingTests|PeerConnectionTransportTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallDirectionTests|CallRobustnessTests|PeerConnectionRenegotiationTests|CallRenegotiationTests|AiortcRenegotiationTests|CallPathFailureTests|ChromiumRenegotiationTests|CallDataChannelTests|PeerConnectionDataChannelTests|AiortcDataChannelTests|ChromiumDataChannelTests)|ICETests\.(IceAgentTests|CheckRetransmissionTests|SelectedPairCheckTests|FailedCheckRestartTests)|MediaTests\.MediaPacerTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'

@@ -52,6 +52,8 @@ public final class SctpTransport: Sendable {
         var outbox: [Outgoing] = []
         var head = 0
         var up = false
+        /// The association's last status, kept when it closes (for the final stats).
+        var lastStatus: SCTPAssociation.Status?
     }
     private let confined: LoopBound<Confined>
 
@@ -179,6 +181,7 @@ public final class SctpTransport: Sendable {
     func close() {
         loop.sync {
             let c = confined.value
+            if let status = c.association?.status { c.lastStatus = status }
             c.association?.close()
             c.association = nil
             c.outbox = []
@@ -194,7 +197,7 @@ public final class SctpTransport: Sendable {
 
     /// The association's status for stats (waits for the loop thread).
     func status() -> SCTPAssociation.Status? {
-        loop.sync { confined.value.association?.status }
+        loop.sync { confined.value.association?.status ?? confined.value.lastStatus }
     }
 
     // MARK: Loop thread: the association's events

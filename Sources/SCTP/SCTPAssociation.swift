@@ -70,7 +70,11 @@ public enum SCTPError: Error, Equatable, Sendable, CustomStringConvertible {
 /// its timers advanced by a 10 ms loop timer while any association exists.
 ///
 /// Events are collected while libusrsctp runs and handed to `onEvent` once it has
-/// returned, so a handler may call back into the association.
+/// returned: after ``receive(_:)`` and the timers at once, after the calls a user makes
+/// (``send(_:streamId:ppid:unordered:reliability:)``, ``resetOutgoing(_:)``, ``connect()``)
+/// from a later turn of the loop — so no event handler ever runs inside such a call (a
+/// handler that sends from within a send would see its queue change under it), and a
+/// handler may call back into the association.
 // @unchecked: the libusrsctp socket and all state are confined to the event-loop thread (checked in each method).
 public final class SCTPAssociation: @unchecked Sendable {
     /// The SCTP packet size, bytes: the DTLS record around it still fits a 1200-byte datagram.
@@ -91,7 +95,7 @@ public final class SCTPAssociation: @unchecked Sendable {
     private let id: UInt
     private var socket: OpaquePointer?
     private var pending: [SCTPAssociationEvent] = []
-    private var delivering = false
+    private var delivering = false, deliveryQueued = false
     /// A message being received in pieces (partial delivery), by stream.
     private var partial: [UInt16: (ppid: UInt32, data: [UInt8], dropped: Int)] = [:]
     private var isUp = false
@@ -172,7 +176,7 @@ public final class SCTPAssociation: @unchecked Sendable {
             p.withMemoryRebound(to: sockaddr.self, capacity: 1) { usrsctp_connect(sock, $0, socklen_t(MemoryLayout<sockaddr_conn>.size)) }
         }
         let code = peer_sctp_errno()
-        deliver()
+        deliverLater()
         guard result == 0 || code == EINPROGRESS else { throw .usrsctp(call: "usrsctp_connect(port \(remotePort))", code: code) }
         // Path MTU discovery off, the packet size fixed (the DTLS sink cannot tell it).
         var params = sctp_paddrparams()
@@ -229,7 +233,7 @@ public final class SCTPAssociation: @unchecked Sendable {
                           socklen_t(MemoryLayout<sctp_sendv_spa>.size), UInt32(SCTP_SENDV_SPA), 0)
         }
         let code = peer_sctp_errno()
-        deliver()
+        deliverLater()
         if sent >= 0 { return .accepted(sent) }
         if code == EWOULDBLOCK || code == EAGAIN { return .full }
         throw .usrsctp(call: "usrsctp_sendv(stream \(streamId), \(data.count) bytes)", code: code)
@@ -244,7 +248,7 @@ public final class SCTPAssociation: @unchecked Sendable {
         guard !streams.isEmpty, streams.count <= Int(UInt16.max) else { return }
         let result = streams.withUnsafeBufferPointer { peer_sctp_reset_outgoing(sock, $0.baseAddress, UInt16($0.count)) }
         let code = peer_sctp_errno()
-        deliver()
+        deliverLater()
         guard result == 0 else { throw .usrsctp(call: "SCTP_RESET_STREAMS \(streams)", code: code) }
     }
 
@@ -277,7 +281,6 @@ public final class SCTPAssociation: @unchecked Sendable {
     public func close() {
         precondition(loop.isCurrent)
         shutDown()
-        deliver()
     }
 
     // MARK: Loop-thread internals
@@ -303,6 +306,17 @@ public final class SCTPAssociation: @unchecked Sendable {
 
     private func address(port: UInt16) -> sockaddr_conn {
         sockaddr_conn(sconn_family: UInt16(AF_CONN), sconn_port: port.bigEndian, sconn_addr: UnsafeMutableRawPointer(bitPattern: id))
+    }
+
+    /// Hands the collected events on from the next turn of the loop (after a user's call).
+    private func deliverLater() {
+        guard !pending.isEmpty, !deliveryQueued else { return }
+        deliveryQueued = true
+        loop.async { [weak self] in
+            guard let self else { return }
+            self.deliveryQueued = false
+            self.deliver()
+        }
     }
 
     /// Hands the collected events on, once libusrsctp has returned (not re-entered).

@@ -45,7 +45,8 @@ import TestSupport
     }
 
     /// `peer SUBCOMMAND` and the Chromium page in the other role; the answerer first.
-    static func call(peerOffers: Bool, peerExtra: [String], chromiumActions: [String], seconds: Double)
+    /// `chromiumExtra` goes to chromium_peer.py (its data channel options).
+    static func call(peerOffers: Bool, peerExtra: [String], chromiumActions: [String], seconds: Double, chromiumExtra: [String] = [])
         async throws -> (peer: PeerRun, chromium: [[String: Any]], chromiumStatus: Int32, h: CallHarness) {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: run scripts/bootstrap")
         let services = try await TestServices.shared()
@@ -54,7 +55,7 @@ import TestSupport
         let args = ["--router", router, "--local-address", "127.0.0.1", "--video", "pattern:320x240@30",
                     "--duration", String(seconds), "--timeout", "20", "--json"] + peerExtra
         let chromiumArgs = [Self.script, "--router", router, "--prefix", h.prefix, "--role", peerOffers ? "answer" : "offer",
-                            "--duration", String(seconds + 2), "--timeout", "30"] + chromiumActions.flatMap { ["--at", $0] }
+                            "--duration", String(seconds + 2), "--timeout", "30"] + chromiumActions.flatMap { ["--at", $0] } + chromiumExtra
         var chromium: JSONLineProcess?
         defer { chromium?.kill() }
         let peer: PeerRun

@@ -3,6 +3,7 @@
 
     chromium_peer.py --router ws://127.0.0.1:PORT/ws --prefix P --role offer|answer
         [--duration 12] [--timeout 20] [--at SECONDS:ACTION ...]
+        [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...] [--data-echo]
 
 Serves Support/browser/peer-test.html on 127.0.0.1 (a free port; a page from
 http://127.0.0.1 is a secure context), starts Debian's chromedriver on a free port
@@ -13,7 +14,11 @@ network reached for (shared/BROWSER.md). The page speaks WAMP to the router itse
 ACTION, SECONDS after the page's connection is `connected`: `sendonly`, `recvonly`,
 `inactive`, `sendrecv` (every transceiver's direction: a renegotiation by
 negotiationneeded), `restart-ice` (pc.restartIce()), `add-video` (a second camera track:
-a new m-section), `stop-video` (that track's transceiver stopped: its m-section port 0). Every second the page's getStats (inbound/outbound-rtp, transport) is
+a new m-section), `stop-video` (that track's transceiver stopped: its m-section port 0),
+`send:LABEL:TEXT` (TEXT on the data channel LABEL), `close:LABEL` (that channel closed).
+Data channels (--data-channel, created by the offering page; --data-burst; --data-echo:
+the page's query, see peer-test.html); the page's per-label counts are in the result's
+"data". Every second the page's getStats (inbound/outbound-rtp, transport, data-channel) is
 printed as a {"event": "stats"} line; page events (offered, answered, renegotiated,
 glare, track, connectionState, signalingState) as {"event": "page", ...}; last a
 {"event": "result", "events": [...], "stats": [...], "ufrags": [...]} line. Exit 0 after
@@ -83,7 +88,8 @@ CHROMIUM_ARGS = [
 
 def action(text):
     seconds, _, what = text.partition(":")
-    if what not in ("sendonly", "recvonly", "inactive", "sendrecv", "restart-ice", "add-video", "stop-video"):
+    if what not in ("sendonly", "recvonly", "inactive", "sendrecv", "restart-ice", "add-video", "stop-video") \
+            and not what.startswith("send:") and not what.startswith("close:"):
         raise argparse.ArgumentTypeError(f"{text!r}: unknown action")
     return float(seconds), what
 
@@ -97,6 +103,9 @@ def main():
     ap.add_argument("--duration", type=float, default=12)
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--at", action="append", default=[], type=action)
+    ap.add_argument("--data-channel", action="append", default=[])
+    ap.add_argument("--data-burst", action="append", default=[])
+    ap.add_argument("--data-echo", action="store_true")
     a = ap.parse_args()
 
     handler = lambda *h: http.server.SimpleHTTPRequestHandler(*h, directory=os.path.join(HERE, "browser"))
@@ -115,7 +124,9 @@ def main():
             except Exception:
                 time.sleep(0.1)
         wd.start(CHROMIUM_ARGS)
-        query = urllib.parse.urlencode({"router": a.router, "realm": a.realm, "prefix": a.prefix, "role": a.role})
+        query = urllib.parse.urlencode({"router": a.router, "realm": a.realm, "prefix": a.prefix, "role": a.role,
+                                        "data": ";".join(a.data_channel), "burst": ";".join(a.data_burst),
+                                        "echo": "1" if a.data_echo else "0"})
         wd.go(f"http://127.0.0.1:{server.server_address[1]}/peer-test.html?{query}")
         started = wd.run_async("const done = arguments[arguments.length - 1]; window.peerTest.start().then(done);")
         if started != "ok":
@@ -152,6 +163,11 @@ def main():
                     result = wd.run("return window.peerTest.restartIce();")
                 elif what == "stop-video":
                     result = wd.run("return window.peerTest.stopAdded();")
+                elif what.startswith("send:"):
+                    label, _, text = what[5:].partition(":")
+                    result = wd.run("return window.peerTest.send(arguments[0], arguments[1]);", label, text)
+                elif what.startswith("close:"):
+                    result = wd.run("return window.peerTest.closeChannel(arguments[0]);", what[6:])
                 elif what == "add-video":
                     result = wd.run_async("const done = arguments[arguments.length - 1]; window.peerTest.addVideo().then(done);")
                 else:
@@ -168,7 +184,7 @@ def main():
         wd.run("return window.peerTest.close();")
         time.sleep(0.3)
         pump()
-        emit({"event": "result", "stats": final, "ufrags": ufrags,
+        emit({"event": "result", "stats": final, "ufrags": ufrags, "data": wd.run("return window.peerTest.data();"),
               "events": wd.run("return window.peerTest.events;")})
     except Exception as error:
         emit({"event": "error", "error": f"{type(error).__name__}: {error}"})

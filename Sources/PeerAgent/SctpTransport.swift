@@ -54,7 +54,15 @@ public final class SctpTransport: Sendable {
         var up = false
         /// The association's last status, kept when it closes (for the final stats).
         var lastStatus: SCTPAssociation.Status?
+        /// A drain is due in ``SctpTransport/retryMs`` (the queue stopped on a full buffer).
+        var retry: UInt32 = 0
     }
+
+    /// How soon a queue that stopped on a full send buffer tries again, ms, should no
+    /// `writable` event come first: libusrsctp's send callback and sender-dry event were
+    /// seen to stay silent with room in its buffer after a partial send (explicit EOR),
+    /// leaving thousands of messages queued and the association idle (a 10 % loss run).
+    static let retryMs: UInt32 = 10
     private let confined: LoopBound<Confined>
 
     init(loop: EventLoop, onEvent: @escaping @Sendable (DataChannelEvent) -> Void) {
@@ -423,14 +431,31 @@ public final class SctpTransport: Sendable {
                 finished(c.head, sent: false)
                 continue
             }
-            guard case .accepted(let n) = outcome else { break }
+            guard case .accepted(let n) = outcome else {
+                retryLater()
+                break
+            }
             c.outbox[c.head].offset += n
-            guard c.outbox[c.head].offset >= item.bytes.count else { break }
+            guard c.outbox[c.head].offset >= item.bytes.count else {
+                retryLater()
+                break
+            }
             finished(c.head, sent: true)
         }
         if c.head > 0, c.head == c.outbox.count || c.head > 4096 {
             c.outbox.removeFirst(c.head)
             c.head = 0
+        }
+    }
+
+    /// Drains again in ``retryMs`` unless a drain is due already.
+    private func retryLater() {
+        let c = confined.value
+        guard c.retry == 0 else { return }
+        c.retry = loop.after(milliseconds: Self.retryMs) { [weak self] in
+            guard let self else { return }
+            self.confined.value.retry = 0
+            self.drain()
         }
     }
 

@@ -27,6 +27,11 @@ public struct LoopbackOptions: Sendable {
     public var decode = true
     /// Probability (0…1) that side B drops an incoming RTP datagram (loss injection; NACK recovers).
     public var inboundLossAtB = 0.0
+    /// Audio and video both ways (false: a data-only call).
+    public var media = true
+    /// Data channels side A creates, and the numbered messages each side sends on them.
+    public var dataChannels: [DataChannelSpec] = []
+    public var dataBursts: [DataBurst] = []
 
     /// The defaults above.
     public init() {}
@@ -50,6 +55,8 @@ public struct LoopbackSide: Sendable {
     public var distinctFramesReceived: Int { Set(receivedMarkers).count }
     /// The failure reason, if the connection failed.
     public var failure: String?
+    /// The numbered messages this side received, by channel label.
+    public var data: [String: NumberedCount] = [:]
 }
 
 /// `peer loopback`: two ``PeerConnection``s in one process, offer and answer passed
@@ -70,6 +77,7 @@ public enum Loopback {
         }
         let relay = Relay()
         let changes = ChangeSignal()
+        let data = LoopbackData(bursts: options.dataBursts)
         let trickle = options.trickle
         func config(dropping loss: Double) -> PeerConnectionConfiguration {
             var c = PeerConnectionConfiguration()
@@ -87,11 +95,13 @@ public enum Loopback {
         let a = try PeerConnection(configuration: config(dropping: 0)) { event in
             if trickle, case let .localCandidate(c) = event { try? relay.pair.withLock { $0.b }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("a: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
+            if case let .dataChannel(e) = event { data.event(e, side: "a") }
             changes.signal()
         }
         let b = try PeerConnection(configuration: config(dropping: options.inboundLossAtB)) { event in
             if trickle, case let .localCandidate(c) = event { try? relay.pair.withLock { $0.a }?.addIceCandidate(c) }
             if case let .connectionState(s, reason) = event { progress("b: \(s.rawValue)\(reason.map { " (\($0))" } ?? "")") }
+            if case let .dataChannel(e) = event { data.event(e, side: "b") }
             changes.signal()
         }
         relay.pair.withLock { $0 = (a, b) }
@@ -100,7 +110,8 @@ public enum Loopback {
         var encoding = SendEncoding()
         encoding.videoBitrateKbps = options.videoBitrateKbps
         var sources: [String: PatternSource] = [:]
-        for (name, pc, tone) in [("a", a, 440.0), ("b", b, 660.0)] {
+        for spec in options.dataChannels { try a.createDataChannel(spec.label, options: spec.options) }
+        for (name, pc, tone) in [("a", a, 440.0), ("b", b, 660.0)] where options.media {
             let pattern = try PatternSource(width: options.width, height: options.height, frameRate: options.frameRate)
             sources[name] = pattern
             let receive = ReceiveOptions(ivfPath: "\(dir)/loopback-\(name).ivf", oggPath: "\(dir)/loopback-\(name).ogg",
@@ -127,7 +138,15 @@ public enum Loopback {
                 + "\(a.failureReason.map { " (\($0))" } ?? ""), b \(b.connectionState.rawValue)\(b.failureReason.map { " (\($0))" } ?? "")")
         }
         progress("media flowing for \(options.durationSeconds) s")
-        try await Task.sleep(nanoseconds: UInt64(options.durationSeconds * 1e9))
+        let end = Date().addingTimeInterval(options.durationSeconds)
+        if !options.dataBursts.isEmpty {
+            // The channels open a round trip or two after DTLS.
+            _ = await changes.wait(within: 5) { a.sctp.channels.count >= options.dataChannels.count && b.sctp.channels.count >= options.dataChannels.count
+                && (a.sctp.channels + b.sctp.channels).allSatisfy { $0.readyState == .open } }
+            await data.sendBursts(on: a.sctp.channels + b.sctp.channels, until: end)
+        }
+        let left = end.timeIntervalSinceNow
+        if left > 0 { try await Task.sleep(nanoseconds: UInt64(left * 1e9)) }
 
         // Stop both senders, let the last packets land, then hang up: the counts compare.
         for pc in [a, b] { for t in pc.allTransceivers { t.stopSending() } }
@@ -139,7 +158,8 @@ public enum Loopback {
             let video = pc.allTransceivers.first { $0.kind == .video }
             sides.append(LoopbackSide(name: name, stats: pc.getStats(), videoPath: "\(dir)/loopback-\(name).ivf",
                                       audioPath: "\(dir)/loopback-\(name).ogg", framesSent: framesSent,
-                                      receivedMarkers: video?.receivedFrameMarkers() ?? [], failure: pc.failureReason))
+                                      receivedMarkers: video?.receivedFrameMarkers() ?? [], failure: pc.failureReason,
+                                      data: data.received(name)))
         }
         return (sides[0], sides[1])
     }

@@ -20,6 +20,11 @@ func loopbackCommand(_ arguments: [String]) async {
         case "--vanilla": options.trickle = false
         case "--trickle": options.trickle = true
         case "--json": json = true
+        case "--no-media": options.media = false
+        case "--data-channel":
+            do { options.dataChannels.append(try DataChannelSpec(parsing: p.value())) } catch { p.fail("\(error)") }
+        case "--data-burst":
+            do { options.dataBursts.append(try DataBurst(parsing: p.value())) } catch { p.fail("\(error)") }
         default: p.unknownOption()
         }
     }
@@ -32,7 +37,11 @@ func loopbackCommand(_ arguments: [String]) async {
             let inbound = side.stats.inbound("video")
             let audio = side.stats.inbound("audio")
             let share = other.framesSent > 0 ? Double(side.distinctFramesReceived) / Double(other.framesSent) : 0
-            if share < 0.95 { ok = false }
+            if share < 0.95, options.media { ok = false }
+            for (label, n) in side.data.sorted(by: { $0.key < $1.key }) {
+                let line = #"{"event":"dataSummary","side":"\#(side.name)","label":"\#(label)","numbered":{"received":\#(n.received),"missing":\#(n.missing),"duplicates":\#(n.duplicates),"outOfOrder":\#(n.outOfOrder)}}"#
+                if json { print(line) } else { FileHandle.standardError.write(Data("peer loopback: side \(side.name) \(label): \(n.received) numbered messages, \(n.missing) missing, \(n.duplicates) repeated, \(n.outOfOrder) out of order\n".utf8)) }
+            }
             if json {
                 print(#"{"event":"stats","side":"\#(side.name)","framesSent":\#(other.framesSent),"framesReceived":\#(side.distinctFramesReceived),"video":"\#(side.videoPath)","audio":"\#(side.audioPath)","report":\#(side.stats.json)}"#)
             } else {

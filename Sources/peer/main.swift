@@ -14,12 +14,15 @@ let usage = """
       peer room   [options]   join a room (room profile): call every member, answer newcomers,
                               record each member to its own files
       peer loopback [--duration S] [--timeout S] [--video pattern:WxH@FPS] [--bitrate KBPS]
-                    [--out-dir DIR] [--vanilla] [--json]
+                    [--out-dir DIR] [--vanilla] [--json] [--no-media]
+                    [--data-channel SPEC …] [--data-burst LABEL:N:BYTES …]
                               self-test without router or STUN: two peer connections in this
                               process call each other over 127.0.0.1 and record
                               loopback-a/b.ivf and .ogg; exit 0 when each side got ≥ 95 % of
                               the frames, 7 if not, 5 when it did not connect within
-                              --timeout S (default 10)
+                              --timeout S (default 10); side a opens the data channels, each
+                              side sends its bursts on them and reports what arrived
+                              (dataSummary); --no-media: data only
       peer sdp FILE|- [--answer]
                               parse a session description and print it as JSON; with --answer
                               print the SDP answer peer would give to it

@@ -19,6 +19,8 @@ import WampClient
 ///                                   and during a 1280x720@30 2 Mbit/s loopback call
 ///   peer-bench renegotiation [N]    medians over N hold/unhold cycles and N ICE restarts
 ///                                   between two connections in this process
+///   peer-bench data [MESSAGES]      data channel MB/s (MESSAGES × 16 KiB, one way) and the
+///                                   100-byte echo round trip, next to aiortc's
 @main
 struct Bench {
     static func main() async {
@@ -42,11 +44,14 @@ struct Bench {
         case "loop":
             let s = seconds(given)
             await orFail { try await LoopBench.run(seconds: s) }
+        case "data":
+            let count = whole(given, "MESSAGES", default: 2_000, in: 10...1_000_000)
+            await orFail { try await DataBench.run(messages: count) }
         case "renegotiation":
             let count = whole(given, "N", default: 20, in: 1...1_000)
             await orFail { try await RenegotiationBench.run(count: count) }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES]\n".utf8))
             exit(2)
         }
     }

@@ -1,0 +1,119 @@
+// peer-bench data: data channel throughput (one reliable ordered channel, one way) and the round trip of a 100-byte echo, two connections in this process over 127.0.0.1 — next to aiortc doing the same in the same run.
+import EventLoop
+import Foundation
+import PeerAgent
+import Synchronization
+
+/// `peer-bench data [MESSAGES]`: two peer connections in this process (host candidates on
+/// 127.0.0.1, no media). A sends MESSAGES messages of 16 KiB on a reliable ordered channel
+/// (at most 1 MiB buffered) and B counts them: MB/s from the first to the last arrival.
+/// Then 1,000 pings of 100 bytes, one at a time, on a second channel that B echoes from its
+/// event handler: the median and 99th percentile round trip. The same with aiortc
+/// (`Tests/PeerAgentTests/Support/aiortc_data_bench.py`, its venv from bootstrap) in the
+/// same run, and the ratio.
+enum DataBench {
+    static let size = 16_384, pings = 1_000
+
+    /// What B saw of the bulk channel, and the pings A got back (loop thread writes).
+    final class Counts: Sendable {
+        let bulk = Mutex<(bytes: Int, first: Double?, last: Double?)>((0, nil, nil))
+        let echoes = Mutex<[Double]>([])
+        let signal = ChangeSignal()
+    }
+
+    static func now() -> Double { ProcessInfo.processInfo.systemUptime }
+
+    /// Runs both measurements and prints them with aiortc's.
+    /// - Throws: ``PeerConnectionError`` when the pair does not connect or open its channels.
+    static func run(messages: Int) async throws {
+        let counts = Counts()
+        final class Pair: Sendable { let pcs = Mutex<(a: PeerConnection?, b: PeerConnection?)>((nil, nil)) }
+        let pair = Pair()
+        var c = PeerConnectionConfiguration()
+        c.localAddresses = ["127.0.0.1"]
+        c.tcpCandidates = false
+        let a = try PeerConnection(configuration: c) { event in
+            if case let .localCandidate(cand) = event { try? pair.pcs.withLock { $0.b }?.addIceCandidate(cand) }
+            if case let .dataChannel(.message(ch, _)) = event, ch.label == "echo" { counts.echoes.withLock { $0.append(now()) } }
+            counts.signal.signal()
+        }
+        let b = try PeerConnection(configuration: c) { event in
+            if case let .localCandidate(cand) = event { try? pair.pcs.withLock { $0.a }?.addIceCandidate(cand) }
+            if case let .dataChannel(.message(ch, message)) = event {
+                if ch.label == "echo" { try? ch.send(message) } else {
+                    let t = now()
+                    counts.bulk.withLock { $0 = ($0.bytes + message.byteCount, $0.first ?? t, t) }
+                }
+            }
+            counts.signal.signal()
+        }
+        pair.pcs.withLock { $0 = (a, b) }
+        defer { a.close(); b.close() }
+        let bulk = try a.createDataChannel("bulk"), echo = try a.createDataChannel("echo")
+        let offer = try a.createOffer()
+        try a.setLocalDescription(offer)
+        try b.setRemoteDescription(offer)
+        let answer = try b.createAnswer()
+        try b.setLocalDescription(answer)
+        try a.setRemoteDescription(answer)
+        let opened = await counts.signal.wait(within: 10) { bulk.readyState == .open && echo.readyState == .open && b.sctp.channels.count == 2 }
+        guard opened else {
+            throw PeerConnectionError.setup("data bench: the channels did not open (a \(a.connectionState.rawValue), b \(b.connectionState.rawValue))")
+        }
+        // Throughput, one way.
+        let message = DataChannelMessage.binary([UInt8](repeating: 0x5A, count: size))
+        var sent = 0
+        while sent < messages {
+            if bulk.bufferedAmount >= 1 << 20 {
+                try await Task.sleep(nanoseconds: 200_000)
+                continue
+            }
+            try bulk.send(message)
+            sent += 1
+        }
+        let total = messages * size
+        _ = await counts.signal.wait(within: 60) { counts.bulk.withLock { $0.bytes } >= total }
+        let (bytes, first, last) = counts.bulk.withLock { $0 }
+        let seconds = max((last ?? 0) - (first ?? 0), 1e-6)
+        let mbps = Double(bytes) / seconds / 1e6
+        // Round trips, one ping at a time.
+        var rtts: [Double] = []
+        let ping = DataChannelMessage.binary([UInt8](repeating: 1, count: 100))
+        for i in 0..<pings {
+            let start = now()
+            try echo.send(ping)
+            let back = await counts.signal.wait(within: 5) { counts.echoes.withLock { $0.count } > i }
+            guard back else { break }
+            rtts.append((counts.echoes.withLock { $0[i] } - start) * 1000)
+        }
+        rtts.sort()
+        let median = rtts.isEmpty ? .nan : rtts[rtts.count / 2], p99 = rtts.isEmpty ? .nan : rtts[min(rtts.count - 1, rtts.count * 99 / 100)]
+        print(String(format: "data: peer: %d × 16 KiB on one reliable ordered channel: %.1f MB/s (%d bytes in %.3f s); "
+                     + "100-byte echo round trip median %.3f ms, p99 %.3f ms (%d pings)", messages, mbps, bytes, seconds, median, p99, rtts.count))
+        let aiortc = try await aiortcFigures(messages: max(100, messages / 10))
+        if let aMBps = aiortc["throughputMBps"] as? Double, let aRTT = aiortc["rttMedianMs"] as? Double {
+            print(String(format: "data: aiortc %@: %.2f MB/s, echo median %.3f ms — peer/aiortc throughput %.1f× (target ≥ 10×), "
+                         + "peer echo median %.3f ms (target < 1 ms)", aiortc["aiortc"] as? String ?? "?", aMBps, aRTT, mbps / aMBps, median))
+        } else {
+            print("data: aiortc did not report: \(aiortc)")
+        }
+    }
+
+    /// aiortc_data_bench.py's JSON line.
+    static func aiortcFigures(messages: Int) async throws -> [String: Any] {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = root.appendingPathComponent("Tests/PeerAgentTests/Support/aiortc_data_bench.py").path
+        let tools = ProcessInfo.processInfo.environment["PEER_TOOLS"] ?? (NSHomeDirectory() + "/.cache/peer/venv")
+        let python = tools + "-peers/bin/python"
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: python)
+        process.arguments = [script, "--messages", String(messages), "--size", String(size), "--pings", String(pings)]
+        let out = Pipe()
+        process.standardOutput = out
+        try process.run()
+        let data = out.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        let line = String(decoding: data, as: UTF8.self).split(separator: "\n").last.map(String.init) ?? ""
+        return (try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any]) ?? ["output": line, "status": process.terminationStatus]
+    }
+}

@@ -307,13 +307,7 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             if json { out.emit(["event": "renegotiationFailed", "peer": peer, "reason": reason]) }
         case let .action(action, ok, detail, origin):
             say("\(action.rawValue) (\(origin)): \(ok ? "done" : "not done")\(detail.map { ": \($0)" } ?? "")")
-            let control = origin == "control" || origin.hasPrefix("control:")
-            if json || control {
-                var fields: [String: Any] = ["event": "action", "action": action.rawValue, "ok": ok, "detail": detail ?? NSNull(),
-                                             "origin": control ? "control" : origin]
-                if origin.hasPrefix("control:") { fields["id"] = String(origin.dropFirst("control:".count)) }
-                out.emit(fields)
-            }
+            emitResult(["event": "action", "action": action.rawValue], ok: ok, detail: detail, origin: origin, json: json, out: out)
         case let .iceRestarting(peer, reason):
             say("\(peer): \(reason): restarting ICE")
             if json { out.emit(["event": "iceRestart", "peer": peer, "reason": reason]) }
@@ -338,6 +332,20 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             }
         }
     }
+}
+
+/// The result event of an action or send (`fields` plus `ok`, `detail`, `origin` and, for
+/// a `--control` command with one, its `id`): with `--json`, and always for `--control`
+/// (its commands are answered on stdout).
+func emitResult(_ fields: [String: Any], ok: Bool, detail: String?, origin: String, json: Bool, out: JSONEvents) {
+    let control = origin == "control" || origin.hasPrefix("control:")
+    guard json || control else { return }
+    var all = fields
+    all["ok"] = ok
+    all["detail"] = detail ?? NSNull()
+    all["origin"] = control ? "control" : origin
+    if origin.hasPrefix("control:") { all["id"] = String(origin.dropFirst("control:".count)) }
+    out.emit(all)
 }
 
 /// `--control stdin`: reads one JSON command per line from standard input on a thread of

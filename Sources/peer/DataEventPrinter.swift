@@ -31,13 +31,7 @@ func printDataEvent(_ event: CallEvent, json: Bool, out: JSONEvents) {
         if json { out.emit(["event": "dataError", "peer": peer, "label": label ?? NSNull(), "reason": reason]) }
     case let .dataSendResult(label, ok, detail, origin):
         if !ok { say("send on \"\(label)\" (\(origin)): not done\(detail.map { ": \($0)" } ?? "")") }
-        let control = origin == "control" || origin.hasPrefix("control:")
-        if json || control {
-            var fields: [String: Any] = ["event": "send", "label": label, "ok": ok, "detail": detail ?? NSNull(),
-                                         "origin": control ? "control" : origin]
-            if origin.hasPrefix("control:") { fields["id"] = String(origin.dropFirst("control:".count)) }
-            out.emit(fields)
-        }
+        emitResult(["event": "send", "label": label], ok: ok, detail: detail, origin: origin, json: json, out: out)
     case let .dataControl(peer, action):
         say("\(peer): control command \(action)")
         if json { out.emit(["event": "control", "peer": peer, "action": action]) }

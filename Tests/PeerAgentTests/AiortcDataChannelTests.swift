@@ -24,7 +24,7 @@ import TestSupport
         let dir = TestServices.temporaryDirectory("aiortc-data")
         defer { try? FileManager.default.removeItem(atPath: dir) }
         let channels = ["chat", "big", "fast,unordered,retransmits=0", "bulk"]
-        let bursts = ["chat:10000:1024", "big:1:262144"]
+        let bursts = ["chat:10000:1024", "big:1:262144", "fast:300:100"]
         var peerArgs = [peerOffers ? "offer" : "answer", "--router", router, "--prefix", prefix, "--video", "none", "--audio", "none",
                         "--video-out", dir + "/in.ivf", "--audio-out", dir + "/in.ogg", "--min-frames", "0",
                         "--duration", "\(Self.seconds + (peerOffers ? 0 : 4))", "--timeout", "10", "--local-address", "127.0.0.1", "--json"]
@@ -63,12 +63,16 @@ import TestSupport
                 && aioNumbered?["outOfOrder"] as? Int == 0, "peer's 10,000 at aiortc, in order: \(String(describing: aioNumbered))")
         #expect(peerChat["messagesSent"] as? Int == aioChat["messagesReceived"] as? Int
                 && peerChat["bytesReceived"] as? Int == aioChat["bytesSent"] as? Int, "the counts agree: \(peerChat) vs \(aioChat)")
+        let peerFast = summary("fast")["numbered"] as? [String: Any], aioFast = aioData["fast"]?["numbered"] as? [String: Any]
+        #expect((peerFast?["received"] as? Int ?? 0) >= 240 && (aioFast?["received"] as? Int ?? 0) >= 240,
+                "≥ 80 % of 300 each way on the maxRetransmits=0 channel: \(String(describing: peerFast)), \(String(describing: aioFast))")
         #expect(summary("big")["bytesReceived"] as? Int == 262_144, "aiortc's 256 KiB message arrived whole at peer: \(summary("big"))")
         #expect(aioData["big"]?["bytesReceived"] as? Int == 262_144, "peer's 256 KiB message arrived whole at aiortc (its max-message-size is 262144)")
         #expect(!peerEvents.contains { $0["event"] as? String == "dataError" }, "no data channel error at peer")
         let fastTexts = peerOffers ? (aioData["fast"]?["texts"] as? [String] ?? [])
             : peerEvents.filter { $0["event"] as? String == "message" && $0["label"] as? String == "fast" }.compactMap { $0["text"] as? String }
-        #expect(Set(fastTexts) == ["one", "two"], "the unordered maxRetransmits=0 channel: \(fastTexts)")
+        // Sent once each (maxRetransmits=0): what a loaded loopback drops stays lost.
+        #expect(!fastTexts.isEmpty && Set(fastTexts).isSubset(of: ["one", "two"]), "the unordered maxRetransmits=0 channel: \(fastTexts)")
         if !peerOffers {
             let opened = peerEvents.first { $0["event"] as? String == "datachannel" && $0["label"] as? String == "fast" }
             #expect((opened?["detail"] as? String)?.contains("unordered, maxRetransmits 0") == true, "\(String(describing: opened))")

@@ -5,7 +5,7 @@ import TestSupport
 
 @Suite struct ChromiumDataChannelTests {
     static let channels = ["chat", "big", "fast,unordered,retransmits=0", "bulk"]
-    static let bursts = ["chat:10000:1024", "big:1:262144"]
+    static let bursts = ["chat:10000:1024", "big:1:262144", "fast:300:100"]
 
     /// The page's data counts in its result line.
     static func pageData(_ events: [[String: Any]]) -> [String: [String: Any]] {
@@ -32,7 +32,7 @@ import TestSupport
                 peerExtra += ["--at", "4:close:bulk"]
             }
             let r = try await ChromiumRenegotiationTests.call(peerOffers: peerOffers, peerExtra: peerExtra, chromiumActions: chromiumActions,
-                                                               seconds: 14, chromiumExtra: chromiumExtra)
+                                                               seconds: 20, chromiumExtra: chromiumExtra)
             defer { r.h.remove() }
             #expect(r.peer.status == 0 && r.chromiumStatus == 0, "\(r.peer.log)")
             let page = Self.pageData(r.chromium)
@@ -48,6 +48,9 @@ import TestSupport
             #expect(pageNumbered?["received"] as? Int == 10_000 && pageNumbered?["missing"] as? Int == 0 && pageNumbered?["duplicates"] as? Int == 0
                     && pageNumbered?["outOfOrder"] as? Int == 0, "peer's 10,000 at Chromium: \(String(describing: pageNumbered))")
             #expect(chat["messagesSent"] as? Int == pageChat["messagesReceived"] as? Int && chat["bytesReceived"] as? Int == pageChat["bytesSent"] as? Int)
+            let peerFast = summary("fast")["numbered"] as? [String: Any], pageFast = page["fast"]?["numbered"] as? [String: Any]
+            #expect((peerFast?["received"] as? Int ?? 0) >= 240 && (pageFast?["received"] as? Int ?? 0) >= 240,
+                    "≥ 80 % of 300 each way on the maxRetransmits=0 channel: \(String(describing: peerFast)), \(String(describing: pageFast))")
             #expect(summary("big")["bytesReceived"] as? Int == 262_144 && page["big"]?["bytesReceived"] as? Int == 262_144, "256 KiB each way")
             // Chromium's own getStats `data-channel` object agrees with peer's counts (its
             // per-second samples: a closed channel's object is gone by the final one).
@@ -60,7 +63,8 @@ import TestSupport
                     "Chromium's getStats: \(String(describing: browserChat)); samples \(received.suffix(4))")
             let fast = peerOffers ? (page["fast"]?["texts"] as? [String] ?? [])
                 : r.peer.events("message").filter { $0["label"] as? String == "fast" }.compactMap { $0["text"] as? String }
-            #expect(Set(fast) == ["one", "two"], "the unordered maxRetransmits=0 channel: \(fast)")
+            // Sent once each (maxRetransmits=0): what a loaded loopback drops stays lost.
+        #expect(!fast.isEmpty && Set(fast).isSubset(of: ["one", "two"]), "the unordered maxRetransmits=0 channel: \(fast)")
             if peerOffers {
                 let states = r.peer.events("datachannel").filter { $0["label"] as? String == "bulk" }.compactMap { $0["state"] as? String }
                 #expect(states.last == "closed", "Chromium's close of bulk reached closed at peer: \(states)")

@@ -14,7 +14,7 @@ public struct DataChannelInit: Sendable, Equatable {
     public var `protocol` = ""
     /// True: both sides create the channel with the same ``id`` and no DCEP runs.
     public var negotiated = false
-    /// The SCTP stream id (required when ``negotiated``; else chosen by the DTLS role).
+    /// The SCTP stream id (required when ``negotiated``; else ignored, the DTLS role chooses it).
     public var id: UInt16?
 
     /// Options with every field given.
@@ -27,12 +27,21 @@ public struct DataChannelInit: Sendable, Equatable {
 
 /// W3C `RTCDataChannelState`.
 public enum DataChannelState: String, Sendable, Equatable {
-    case connecting, open, closing, closed
+    /// Made, not yet open (the association is not up, or the DCEP open is not sent).
+    case connecting
+    /// Messages flow.
+    case open
+    /// `close()` was called or the peer reset its stream; our reset follows.
+    case closing
+    /// Both directions of the stream are reset, or the association ended.
+    case closed
 }
 
 /// One data channel message: text (UTF-8, PPID 51 or 56 when empty) or binary (53 or 57).
 public enum DataChannelMessage: Sendable, Equatable {
+    /// A UTF-8 string message.
     case text(String)
+    /// A binary message.
     case binary([UInt8])
 
     /// The message's size in bytes (UTF-8 for text), as `bufferedAmount` and the byte

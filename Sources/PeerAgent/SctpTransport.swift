@@ -7,7 +7,14 @@ import Synchronization
 
 /// W3C `RTCSctpTransportState`, plus `new` before the association starts.
 public enum SctpTransportState: String, Sendable, Equatable {
-    case new, connecting, connected, closed
+    /// No association yet (no data section negotiated, or DTLS not connected).
+    case new
+    /// INIT sent, the association not up yet.
+    case connecting
+    /// The association is up.
+    case connected
+    /// The association ended or the connection closed.
+    case closed
 }
 
 /// The connection's data channel transport (W3C `RTCSctpTransport`): whether the
@@ -96,8 +103,11 @@ public final class SctpTransport: Sendable {
         if let id = options.id, id >= SCTPAssociation.streams {
             throw .invalidOptions("id \(id) for \"\(label)\" (stream ids 0–\(SCTPAssociation.streams - 1))")
         }
+        var options = options
+        if !options.negotiated { options.id = nil }  // W3C: the id is the DTLS role's to choose (RFC 8832 §6)
         let channel = DataChannel(label: label, options: options, transport: self)
         try shared.withLock { s throws(DataChannelError) in
+            guard s.state != .closed else { throw DataChannelError.invalidOptions("the connection is closed") }
             if let id = options.id, s.channels.contains(where: { $0.id == id && $0.readyState != .closed }) {
                 throw .invalidOptions("id \(id) for \"\(label)\" is taken")
             }
@@ -356,7 +366,10 @@ public final class SctpTransport: Sendable {
             return (wasOpen, !s.resetRequested, s.outgoingReset)
         }
         if wasOpen { setState(ch, .closing) }
-        if needReset { reset(ch, sid) }
+        if needReset {
+            ch.state.withLock { $0.resetRequested = false }
+            resetIfDrained(ch)  // what it queued goes first (a send on a stream being reset waits)
+        }
         if done { setState(ch, .closed) }
     }
 
@@ -420,6 +433,10 @@ public final class SctpTransport: Sendable {
         while c.head < c.outbox.count {
             let item = c.outbox[c.head]
             let ch = item.channel
+            if ch.readyState == .closed, item.offset == 0 {  // a closed channel's queue is dropped
+                finished(c.head, sent: false)
+                continue
+            }
             let unordered = item.userBytes != nil && !ch.ordered && ch.state.withLock { $0.peerConfirmed }
             let reliability: SCTPReliability = item.userBytes == nil ? .reliable : ch.reliability
             let outcome: SCTPAssociation.SendOutcome

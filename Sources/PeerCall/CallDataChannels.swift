@@ -14,23 +14,33 @@ final class LinkData {
     var pendingControl: [(channel: DataChannel, action: String, id: Any?)] = []
 }
 
-/// What arrived of `--data-burst`'s numbered messages on one channel.
+/// What arrived of `--data-burst`'s numbered messages on one channel. Numbers are taken
+/// below ``maximumNumber`` (the largest burst) and kept in a bitmap (at most 12.5 MB);
+/// a higher number from the peer is counted in ``outOfRange`` only.
 public struct NumberedCount: Sendable, Equatable {
-    /// Distinct numbers received, repeats, numbers that came after a higher one.
-    public var received = 0, duplicates = 0, outOfOrder = 0
-    /// The highest number seen.
+    /// Distinct numbers received, repeats, numbers that came after a higher one, numbers
+    /// at or above ``maximumNumber``.
+    public var received = 0, duplicates = 0, outOfOrder = 0, outOfRange = 0
+    /// The highest number seen (below ``maximumNumber``).
     public var highest: UInt64?
     /// When the first and the last arrived (seconds, monotonic).
     public var firstAt: Double?, lastAt: Double?
-    var seen = Set<UInt64>()
+    /// One bit per number seen.
+    var seen: [UInt64] = []
+    /// One more than the largest number counted (`--data-burst`'s largest count).
+    public static let maximumNumber: UInt64 = 100_000_000
 
     /// Numbers below the highest that never came.
     public var missing: Int { highest.map { Int($0) + 1 - received } ?? 0 }
 
     mutating func take(_ n: UInt64, at time: Double) {
+        guard n < Self.maximumNumber else { outOfRange += 1; return }
         if firstAt == nil { firstAt = time }
         lastAt = time
-        guard seen.insert(n).inserted else { duplicates += 1; return }
+        let word = Int(n / 64), bit = UInt64(1) << (n % 64)
+        if word >= seen.count { seen += [UInt64](repeating: 0, count: word + 1 - seen.count) }
+        guard seen[word] & bit == 0 else { duplicates += 1; return }
+        seen[word] |= bit
         received += 1
         if let h = highest, n < h { outOfOrder += 1 } else { highest = n }
     }

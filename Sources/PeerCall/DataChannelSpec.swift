@@ -58,8 +58,9 @@ public struct DataBurst: Sendable, Equatable {
     /// The first four bytes of a numbered message ("PSEQ").
     public static let magic: [UInt8] = Array("PSEQ".utf8)
 
-    /// A burst of `count` messages of `bytes` bytes on `label`.
-    public init(label: String, count: Int, bytes: Int) { self.label = label; self.count = count; self.bytes = bytes }
+    /// A burst of `count` messages of `bytes` bytes on `label` (bytes at least 12, the
+    /// magic and the number; smaller is taken as 12).
+    public init(label: String, count: Int, bytes: Int) { self.label = label; self.count = count; self.bytes = max(12, bytes) }
 
     /// Parses `LABEL:COUNT:BYTES`.
     /// - Throws: ``CallOptionError`` naming `--data-burst` and the value.

@@ -24,8 +24,14 @@ public struct DCEPChannelType: Sendable, Equatable {
     /// Reliable; or given up after `maxRetransmits` retransmissions; or after
     /// `maxPacketLifeTime` ms (the open message's reliability parameter).
     public enum Reliability: Sendable, Equatable {
-        case reliable, maxRetransmits(UInt32), maxPacketLifeTime(UInt32)
+        /// Retransmitted until acknowledged (channel type 0x00).
+        case reliable
+        /// Given up after this many retransmissions (0x01).
+        case maxRetransmits(UInt32)
+        /// Given up this many ms after it was sent (0x02).
+        case maxPacketLifeTime(UInt32)
     }
+    /// The reliability and its parameter.
     public var reliability: Reliability
 
     /// A type from its fields.

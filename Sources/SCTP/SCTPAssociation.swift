@@ -131,7 +131,17 @@ public final class SCTPAssociation: @unchecked Sendable {
         }
     }
 
-    deinit { shutDown() }
+    deinit {
+        // Released off the loop (a connection dropped without close()): libusrsctp and the
+        // registry are the loop's, so the socket is closed there.
+        guard !loop.isCurrent else { shutDown(); return }
+        let (sock, id) = (socket.map(SendableSocket.init), id)
+        loop.async {
+            if let sock { usrsctp_close(sock.pointer) }
+            guard Stack.associations.removeValue(forKey: id) != nil else { return }
+            usrsctp_deregister_address(UnsafeMutableRawPointer(bitPattern: id))
+        }
+    }
 
     private func open() throws(SCTPError) {
         guard let sock = usrsctp_socket(Int32(AF_CONN), Int32(SOCK_STREAM.rawValue), Int32(IPPROTO_SCTP), Stack.receiveCallback,
@@ -399,6 +409,11 @@ public final class SCTPAssociation: @unchecked Sendable {
 
     /// A packet libusrsctp wants sent.
     fileprivate func packetOut(_ bytes: UnsafeRawBufferPointer) { output(Array(bytes)) }
+}
+
+/// A libusrsctp socket handed to the loop thread to be closed there.
+private struct SendableSocket: @unchecked Sendable {  // @unchecked: only the loop thread uses it
+    let pointer: OpaquePointer
 }
 
 /// A weak reference held by the registry.

@@ -40,7 +40,8 @@ func printDataEvent(_ event: CallEvent, json: Bool, out: JSONEvents) {
         var fields: [String: Any] = ["event": "dataSummary", "peer": peer, "label": label, "messagesSent": messagesSent,
                                      "bytesSent": bytesSent, "messagesReceived": messagesReceived, "bytesReceived": bytesReceived]
         if let n = numbered {
-            var numberedFields: [String: Any] = ["received": n.received, "missing": n.missing, "duplicates": n.duplicates, "outOfOrder": n.outOfOrder]
+            var numberedFields: [String: Any] = ["received": n.received, "missing": n.missing, "duplicates": n.duplicates, "outOfOrder": n.outOfOrder,
+                                                 "outOfRange": n.outOfRange]
             if let first = n.firstAt, let last = n.lastAt, last > first {
                 numberedFields["seconds"] = ((last - first) * 10_000).rounded() / 10_000
             }

@@ -21,7 +21,7 @@ import TestSupport
         let r = try await TestServices.run("/usr/sbin/ip", ["netns", "exec", ns, CallHarness.peer, "loopback", "--no-media",
                                                             "--data-channel", "chat", "--data-channel", "fast,unordered,retransmits=0",
                                                             "--data-burst", "chat:2000:1024", "--data-burst", "fast:3000:100",
-                                                            "--duration", "8", "--timeout", "30", "--out-dir", dir, "--json"], timeout: 60)
+                                                            "--duration", "20", "--timeout", "30", "--out-dir", dir, "--json"], timeout: 80)
         #expect(r.status == 0, "\(r.stderr.suffix(1000))")
         let summaries = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
             .filter { $0["event"] as? String == "dataSummary" }

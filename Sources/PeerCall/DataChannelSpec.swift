@@ -117,18 +117,18 @@ public struct DataSend: Sendable, Equatable {
         self.init(label: String(rest[..<colon]), message: .text(String(rest[rest.index(after: colon)...])))
     }
 
-    /// Parses a `--control` line that is a `send` command; nil for any other line (which
+    /// Parses a `--control` line that is a `send` or `close` command, with the line's `id`
+    /// (read once here, for the result event); nil for any other line (which
     /// ``ControlCommand`` then reads).
     /// - Throws: ``ControlCommandError`` as ``fromControl(_:id:)``.
-    public init?(controlLine line: String) throws(ControlCommandError) {
+    public static func control(_ line: String) throws(ControlCommandError) -> (send: DataSend, id: String?)? {
         guard let fields = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else { return nil }
         let id: String? = switch fields["id"] {
         case let text as String: text
         case let number as NSNumber: number.stringValue
         default: nil
         }
-        guard let send = try Self.fromControl(fields, id: id) else { return nil }
-        self = send
+        return try fromControl(fields, id: id).map { ($0, id) }
     }
 
     /// Reads a control command object's `label` and `text` (or `base64`); nil when its

@@ -357,8 +357,7 @@ func readControlCommands(current: CurrentCall, out: JSONEvents) {
         while let line = readLine(strippingNewline: true) {
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             do throws(ControlCommandError) {
-                if let send = try DataSend(controlLine: line) {
-                    let id = (try? ControlCommand(parsing: line))?.id
+                if let (send, id) = try DataSend.control(line) {
                     if !current.send(send, origin: id.map { "control:\($0)" } ?? "control") {
                         out.emit(["event": "send", "label": send.label, "ok": false, "origin": "control",
                                   "detail": "no call in progress", "id": id ?? NSNull()])

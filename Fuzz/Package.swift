@@ -1,6 +1,6 @@
 // swift-tools-version:5.4
 // libFuzzer targets for the parsers of outside data (SDP, RTP/RTCP, WAMP, signaling
-// payloads, media files, ICE URLs and candidates, the RFC 7983 demultiplexer, DCEP), kept
+// payloads, media files, ICE URLs and candidates, the RFC 7983 demultiplexer, DCEP, SCTP packets before libusrsctp), kept
 // out of the main package so that `swift build` there is unaffected. Build and run with
 // ./run (see the comments there); needs a toolchain with -sanitize=fuzzer (Linux).
 //
@@ -49,6 +49,11 @@ let package = Package(
         ),
         .executableTarget(
             name: "FuzzDCEP",
+            dependencies: [.product(name: "SCTP", package: "peer")],
+            swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
+        ),
+        .executableTarget(
+            name: "FuzzSCTP",
             dependencies: [.product(name: "SCTP", package: "peer")],
             swiftSettings: [.unsafeFlags(["-swift-version", "6"])]
         ),

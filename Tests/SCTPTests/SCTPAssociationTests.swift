@@ -72,6 +72,21 @@ final class SCTPPair: Sendable {
         }
     }
 
+    /// The DATA chunks of an SCTP packet (RFC 9260 §3.3.1): stream id and payload.
+    static func dataChunks(_ packet: [UInt8]) -> [(stream: UInt16, payload: [UInt8])] {
+        var found: [(UInt16, [UInt8])] = []
+        var at = 12
+        while at + 4 <= packet.count {
+            let length = Int(packet[at + 2]) << 8 | Int(packet[at + 3])
+            guard length >= 4, at + length <= packet.count else { break }
+            if packet[at] == 0, length >= 16 {
+                found.append((UInt16(packet[at + 8]) << 8 | UInt16(packet[at + 9]), Array(packet[(at + 16)..<(at + length)])))
+            }
+            at += (length + 3) & ~3
+        }
+        return found
+    }
+
     func close() {
         loop.sync {
             side("a")?.close()
@@ -130,6 +145,35 @@ final class SCTPPair: Sendable {
         #expect(await pair.wait(5) { pair.of("b").contains(.incomingStreamsReset([4])) })
         #expect(await pair.wait(5) { pair.of("a").contains(.outgoingStreamsReset([4])) })
         #expect(pair.messages("b").map(\.2) == [[1, 2, 3]])
+    }
+
+    /// The libusrsctp 0.9.5 fault the gate keeps away (``ResetRequestGate``): the peer resets
+    /// stream 1 while its last message on stream 2 (a TSN before the reset's last TSN) is
+    /// still missing here, then sends unordered messages on stream 3. Without the gate libusrsctp defers the reset, holds the
+    /// unordered messages and replays them as ordered ones: the first is lost, the second
+    /// ABORTs the association ("Queue to str MID: 0 duplicate").
+    @Test func aResetWaitingForMissingDataDoesNotLoseUnorderedMessages() async throws {
+        let dropped = Mutex(0)
+        let pair = try SCTPPair(drop: { packet in
+            // The first packet that carries DATA on stream 2 with payload [0xEE] is lost once.
+            guard SCTPPair.dataChunks(packet).contains(where: { $0.stream == 2 && $0.payload == [0xEE] }) else { return false }
+            return dropped.withLock { n in defer { n += 1 }; return n == 0 }
+        })
+        defer { pair.close() }
+        #expect(await pair.wait(5) { pair.of("b").contains { if case .up = $0 { true } else { false } } })
+        try await pair.sendAll("a", [1], stream: 1)
+        try await pair.sendAll("a", [3], stream: 3)  // ordered first, as DCEP's OPEN is
+        #expect(await pair.wait(5) { pair.messages("b").count == 2 })
+        try await pair.sendAll("a", [0xEE], stream: 2)
+        try pair.loop.sync { () throws(SCTPError) in try pair.side("a")?.resetOutgoing([1]) }
+        try await Task.sleep(for: .milliseconds(20))
+        for i in 0..<3 { try await pair.sendAll("a", [0xA0 + UInt8(i)], stream: 3, unordered: true) }
+        #expect(await pair.wait(5) { pair.messages("b").count == 6 && pair.of("a").contains(.outgoingStreamsReset([1])) })
+        #expect(dropped.withLock { $0 } >= 2, "the message on stream 2 was lost once and sent again")
+        #expect(Set(pair.messages("b").map(\.2)) == [[1], [3], [0xEE], [0xA0], [0xA1], [0xA2]])
+        #expect(pair.of("b").contains(.incomingStreamsReset([1])))
+        let down = (pair.of("a") + pair.of("b")).filter { if case .down = $0 { true } else { false } }
+        #expect(down.isEmpty, "association ended: \(down)")
     }
 
     @Test func garbageIsIgnoredAndTheAssociationGoesOn() async throws {

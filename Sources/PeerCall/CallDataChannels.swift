@@ -33,6 +33,22 @@ public struct NumberedCount: Sendable, Equatable {
     /// Numbers below the highest that never came.
     public var missing: Int { highest.map { Int($0) + 1 - received } ?? 0 }
 
+    /// The first `limit` runs of numbers below the highest that never came, as closed
+    /// ranges (`first...last`), lowest first: where a loss sits in the burst.
+    public func gaps(limit: Int = 8) -> [ClosedRange<UInt64>] {
+        guard let h = highest, missing > 0 else { return [] }
+        var runs: [ClosedRange<UInt64>] = [], start: UInt64?
+        for n in 0...h {
+            let word = Int(n / 64), isSeen = word < seen.count && seen[word] & (UInt64(1) << (n % 64)) != 0
+            if !isSeen, start == nil { start = n }
+            if isSeen, let s = start {
+                runs.append(s...(n - 1)); start = nil
+                if runs.count == limit { break }
+            }
+        }
+        return runs
+    }
+
     mutating func take(_ n: UInt64, at time: Double) {
         guard n < Self.maximumNumber else { outOfRange += 1; return }
         if firstAt == nil { firstAt = time }

@@ -42,6 +42,8 @@ func printDataEvent(_ event: CallEvent, json: Bool, out: JSONEvents) {
         if let n = numbered {
             var numberedFields: [String: Any] = ["received": n.received, "missing": n.missing, "duplicates": n.duplicates, "outOfOrder": n.outOfOrder,
                                                  "outOfRange": n.outOfRange]
+            let gaps = n.gaps()
+            if !gaps.isEmpty { numberedFields["gaps"] = gaps.map { $0.count == 1 ? "\($0.lowerBound)" : "\($0.lowerBound)-\($0.upperBound)" } }
             if let first = n.firstAt, let last = n.lastAt, last > first {
                 numberedFields["seconds"] = ((last - first) * 10_000).rounded() / 10_000
             }

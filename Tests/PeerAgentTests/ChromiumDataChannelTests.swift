@@ -46,25 +46,39 @@ import TestSupport
                 + "page big \(page["big"]?.filter { $0.key != "texts" } ?? [:]); peer errors \(r.peer.events("dataError"))")
             let sctp = ((r.peer.events("stats").last?["report"] as? [String: Any])?["stats"] as? [String: [String: Any]])?["SCTP"]
             print("chromium data: peer's sctp-transport \(String(describing: sctp))")
-            let numbered = chat["numbered"] as? [String: Any], pageNumbered = pageChat["numbered"] as? [String: Any]
-            #expect(numbered?["received"] as? Int == 10_000 && numbered?["missing"] as? Int == 0 && numbered?["duplicates"] as? Int == 0
-                    && numbered?["outOfOrder"] as? Int == 0, "Chromium's 10,000 at peer: \(String(describing: numbered))")
-            #expect(pageNumbered?["received"] as? Int == 10_000 && pageNumbered?["missing"] as? Int == 0 && pageNumbered?["duplicates"] as? Int == 0
-                    && pageNumbered?["outOfOrder"] as? Int == 0, "peer's 10,000 at Chromium: \(String(describing: pageNumbered))")
-            #expect(chat["messagesSent"] as? Int == pageChat["messagesReceived"] as? Int && chat["bytesReceived"] as? Int == pageChat["bytesSent"] as? Int)
-            let peerFast = summary("fast")["numbered"] as? [String: Any], pageFast = page["fast"]?["numbered"] as? [String: Any]
-            #expect((peerFast?["received"] as? Int ?? 0) >= 240 && (pageFast?["received"] as? Int ?? 0) >= 240,
-                    "≥ 80 % of 300 each way on the maxRetransmits=0 channel: \(String(describing: peerFast)), \(String(describing: pageFast))")
-            #expect(summary("big")["bytesReceived"] as? Int == 262_144 && page["big"]?["bytesReceived"] as? Int == 262_144, "256 KiB each way")
-            // Chromium's own getStats `data-channel` object agrees with peer's counts (its
-            // per-second samples: a closed channel's object is gone by the final one).
+            // Chromium's own getStats `data-channel` object (its per-second samples: a closed
+            // channel's object is gone by the final one).
             let received = ChromiumRenegotiationTests.samples(r.chromium, "data-channel", "messagesReceived")
             let browserChat = ChromiumRenegotiationTests.named(r.chromium, "stats").compactMap { e in
                 (e["stats"] as? [[String: Any]])?.first { $0["type"] as? String == "data-channel" && $0["label"] as? String == "chat" }
             }.last
-            #expect(browserChat?["messagesReceived"] as? Int == chat["messagesSent"] as? Int
-                    && browserChat?["bytesSent"] as? Int == chat["bytesReceived"] as? Int,
-                    "Chromium's getStats: \(String(describing: browserChat)); samples \(received.suffix(4))")
+            let numbered = chat["numbered"] as? [String: Any], pageNumbered = pageChat["numbered"] as? [String: Any]
+            #expect(pageNumbered?["received"] as? Int == 10_000 && pageNumbered?["missing"] as? Int == 0 && pageNumbered?["duplicates"] as? Int == 0
+                    && pageNumbered?["outOfOrder"] as? Int == 0, "peer's 10,000 at Chromium: \(String(describing: pageNumbered))")
+            #expect(chat["messagesSent"] as? Int == pageChat["messagesReceived"] as? Int && browserChat?["messagesReceived"] as? Int == chat["messagesSent"] as? Int,
+                    "peer's sends against the page's and Chromium's counts: \(String(describing: browserChat)); samples \(received.suffix(4))")
+            // Chromium → peer: every message Chromium's data channel handed to its SCTP (its
+            // getStats messagesSent and bytesSent) reaches peer once, in order.
+            let chromiumSent = browserChat?["messagesSent"] as? Int
+            #expect(numbered?["received"] as? Int == chromiumSent && chat["bytesReceived"] as? Int == browserChat?["bytesSent"] as? Int
+                    && numbered?["duplicates"] as? Int == 0 && numbered?["outOfOrder"] as? Int == 0,
+                    "what Chromium sent at peer: \(String(describing: numbered)); Chromium's getStats \(String(describing: browserChat))")
+            if let sent = chromiumSent, sent < 10_000, pageChat["messagesSent"] as? Int == 10_000 {
+                // Seen once in CI (1 run in ~30): the page's send() took all 10,000 without an
+                // error, Chromium's getStats counted 9,544 sent and peer received exactly those
+                // 9,544 (456 missing in the middle, the rest in order), the page's
+                // bufferedAmount having stalled twice. A loss inside Chromium, above its SCTP.
+                withKnownIssue("Chromium's data channel sent \(sent) of the 10,000 its page gave it (getStats messagesSent); peer received \(String(describing: numbered))") {
+                    Issue.record("Chromium lost \(10_000 - sent) messages above its SCTP")
+                }
+            } else {
+                #expect(numbered?["received"] as? Int == 10_000 && numbered?["missing"] as? Int == 0,
+                        "Chromium's 10,000 at peer: \(String(describing: numbered)); Chromium's getStats \(String(describing: browserChat))")
+            }
+            let peerFast = summary("fast")["numbered"] as? [String: Any], pageFast = page["fast"]?["numbered"] as? [String: Any]
+            #expect((peerFast?["received"] as? Int ?? 0) >= 240 && (pageFast?["received"] as? Int ?? 0) >= 240,
+                    "≥ 80 % of 300 each way on the maxRetransmits=0 channel: \(String(describing: peerFast)), \(String(describing: pageFast))")
+            #expect(summary("big")["bytesReceived"] as? Int == 262_144 && page["big"]?["bytesReceived"] as? Int == 262_144, "256 KiB each way")
             let fast = peerOffers ? (page["fast"]?["texts"] as? [String] ?? [])
                 : r.peer.events("message").filter { $0["label"] as? String == "fast" }.compactMap { $0["text"] as? String }
             // Sent once each (maxRetransmits=0): what a loaded loopback drops stays lost.

@@ -93,6 +93,9 @@ public final class DataChannel: Sendable {
     /// Most bytes ``send(_:)`` lets wait (16 MiB, as Chromium); more is refused.
     public static let maximumBufferedAmount = 16 << 20
     let transport: WeakBox<SctpTransport>
+    /// The channel's place among the connection's channels, from 0 in the order they were
+    /// made (its stats id: a stream id is reused once a channel closes, this is not).
+    let serial: Int
 
     struct State {
         var id: UInt16?
@@ -108,8 +111,9 @@ public final class DataChannel: Sendable {
     }
     let state: Mutex<State>
 
-    init(label: String, options: DataChannelInit, transport: SctpTransport) {
+    init(label: String, options: DataChannelInit, transport: SctpTransport, serial: Int) {
         self.label = label
+        self.serial = serial
         self.protocol = options.protocol
         ordered = options.ordered
         maxRetransmits = options.maxRetransmits
@@ -123,7 +127,8 @@ public final class DataChannel: Sendable {
     public var id: UInt16? { state.withLock { $0.id } }
     /// `connecting`, `open`, `closing` or `closed`.
     public var readyState: DataChannelState { state.withLock { $0.readyState } }
-    /// Bytes handed to ``send(_:)`` and not yet taken by SCTP.
+    /// Bytes handed to ``send(_:)`` and not yet taken by SCTP. As in W3C it does not reset
+    /// when the channel closes: what was still queued then was never sent.
     public var bufferedAmount: Int { state.withLock { $0.bufferedAmount } }
     /// A `bufferedAmountLow` event comes when ``bufferedAmount`` falls to this or below (bytes).
     public var bufferedAmountLowThreshold: Int {
@@ -175,7 +180,7 @@ public final class DataChannel: Sendable {
     /// The `data-channel` stats object (W3C webrtc-stats §7.12).
     public func stats(timestamp: Double) -> DataChannelStats {
         state.withLock { s in
-            DataChannelStats(id: "D\(s.id.map(String.init) ?? "-\(label)")", timestamp: timestamp, label: label, protocol: self.protocol,
+            DataChannelStats(id: "D\(serial)", timestamp: timestamp, label: label, protocol: self.protocol,
                              dataChannelIdentifier: s.id.map(Int.init), state: s.readyState.rawValue,
                              messagesSent: s.messagesSent, bytesSent: s.bytesSent,
                              messagesReceived: s.messagesReceived, bytesReceived: s.bytesReceived)

@@ -2,7 +2,8 @@
 
 /// `data-channel` statistics of one channel (W3C webrtc-stats RTCDataChannelStats).
 public struct DataChannelStats: Sendable, Encodable, Equatable {
-    /// Stats object id: "D" and the stream id (or "D-" and the label before it has one).
+    /// Stats object id: "D" and the channel's number in the order the connection made its
+    /// channels (from 0), unique for the connection's life as a stream id is not.
     public var id: String
     /// Always "data-channel".
     public var type = "data-channel"

@@ -106,9 +106,11 @@ extension PeerConnection {
                 s.localType = s.currentLocalType
                 let kept = Set(s.currentLocal?.media.compactMap(\.mid) ?? [])
                 for t in plane.transceivers where t.mid.map({ !kept.contains($0) }) == true { t.mid = nil }
+                sctp.rolledBack(keeping: kept)
             case .haveRemoteOffer:
                 s.remote = s.currentRemote
                 s.remoteType = s.currentLocalType == .offer ? .answer : .offer
+                sctp.rolledBack(keeping: Set(s.currentLocal?.media.compactMap(\.mid) ?? []))
             default:
                 throw PeerConnectionError.invalidState(operation: "rollback", state: s.signaling.rawValue)
             }

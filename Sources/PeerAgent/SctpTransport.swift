@@ -39,6 +39,8 @@ public final class SctpTransport: Sendable {
         var remoteMaxMessageSize = JSEP.defaultMaxMessageSize
         var role: DTLSRole?
         var state: SctpTransportState = .new
+        /// The next channel's ``DataChannel/serial``.
+        var nextSerial = 0
     }
     let shared = Mutex(Shared())
 
@@ -63,6 +65,15 @@ public final class SctpTransport: Sendable {
         var lastStatus: SCTPAssociation.Status?
         /// A drain is due in ``SctpTransport/retryMs`` (the queue stopped on a full buffer).
         var retry: UInt32 = 0
+        /// A message sent in parts with the deprecated partial PPIDs 52 and 54 (RFC 8831
+        /// §8): what arrived of it so far, by stream, until its last part (PPID 51 or 53).
+        var partial: [UInt16: [UInt8]] = [:]
+        /// Streams whose message in parts went over our max-message-size: its later parts
+        /// are dropped too, up to and including its last.
+        var discardingPartial: Set<UInt16> = []
+        /// Stream ids below this are usable: the fewer of the association's inbound and
+        /// outbound stream counts (RFC 4960 §5.1.1; ours offered 1,024 each way).
+        var streamLimit = SCTPAssociation.streams
     }
 
     /// How soon a queue that stopped on a full send buffer tries again, ms, should no
@@ -105,14 +116,16 @@ public final class SctpTransport: Sendable {
         }
         var options = options
         if !options.negotiated { options.id = nil }  // W3C: the id is the DTLS role's to choose (RFC 8832 §6)
-        let channel = DataChannel(label: label, options: options, transport: self)
-        try shared.withLock { s throws(DataChannelError) in
+        let channel = try shared.withLock { s throws(DataChannelError) in
             guard s.state != .closed else { throw DataChannelError.invalidOptions("the connection is closed") }
             if let id = options.id, s.channels.contains(where: { $0.id == id && $0.readyState != .closed }) {
                 throw .invalidOptions("id \(id) for \"\(label)\" is taken")
             }
+            let channel = DataChannel(label: label, options: options, transport: self, serial: s.nextSerial)
+            s.nextSerial += 1
             s.channels.append(channel)
             s.wanted = true
+            return channel
         }
         loop.async { [weak self] in self?.openWaitingChannels() }
         return channel
@@ -133,6 +146,17 @@ public final class SctpTransport: Sendable {
         shared.withLock { s in
             guard s.wanted, s.mid == nil else { return }
             s.mid = offer.media.first { $0.kind == .application && !$0.isRejected }?.mid
+        }
+    }
+
+    /// Our offer, or the peer's, was rolled back (RFC 8829 §5.7): a data section mid that
+    /// only it gave is forgotten, and a section only the peer's offer wanted is no longer
+    /// wanted (our own channels still want one).
+    func rolledBack(keeping mids: Set<String>) {
+        shared.withLock { s in
+            guard let mid = s.mid, !mids.contains(mid) else { return }
+            s.mid = nil
+            s.wanted = !s.channels.isEmpty
         }
     }
 
@@ -161,7 +185,11 @@ public final class SctpTransport: Sendable {
             if s.role == nil { s.role = role }
             return (true, [])
         }
-        for channel in result.closing { setState(channel, .closed) }
+        if !result.closing.isEmpty {
+            // Off the caller's thread (it may hold the connection's lock): on the loop, as
+            // every other channel state change.
+            loop.async { [weak self] in for channel in result.closing { self?.setState(channel, .closed) } }
+        }
         return result.accepted
     }
 
@@ -222,8 +250,9 @@ public final class SctpTransport: Sendable {
 
     private func associationEvent(_ event: SCTPAssociationEvent) {
         switch event {
-        case .up:
+        case let .up(inbound, outbound):
             confined.value.up = true
+            confined.value.streamLimit = UInt16(clamping: min(inbound, outbound, Int(SCTPAssociation.streams)))
             shared.withLock { $0.state = .connected }
             openWaitingChannels()
             drain()
@@ -232,9 +261,16 @@ public final class SctpTransport: Sendable {
         case let .messageTooLarge(sid, ppid, bytes):
             onEvent(.error(channel(sid), "a message of \(bytes) bytes (PPID \(ppid)) on stream \(sid) is over our max-message-size \(JSEP.maxMessageSize): dropped"))
         case .incomingStreamsReset(let sids):
-            for sid in sids { peerReset(sid) }
+            for sid in everyStreamIfEmpty(sids) { peerReset(sid) }
+        case let .outgoingResetFailed(sids, denied):
+            // The stream cannot be reused while its reset is not done: the channel is over.
+            for sid in everyStreamIfEmpty(sids) {
+                guard let ch = channel(sid) else { continue }
+                onEvent(.error(ch, "data channel \"\(ch.label)\": the peer \(denied ? "denied" : "failed") the reset of stream \(sid) (RFC 6525); the channel is closed"))
+                setState(ch, .closed)
+            }
         case .outgoingStreamsReset(let sids):
-            for sid in sids {
+            for sid in everyStreamIfEmpty(sids) {
                 guard let ch = channel(sid) else { continue }
                 let done = ch.state.withLock { s in
                     s.outgoingReset = true
@@ -258,6 +294,13 @@ public final class SctpTransport: Sendable {
     }
 
     /// The open channel (not closed) on stream `sid`.
+    /// `sids`, or when it is empty (a reset of every stream, RFC 6525 §4.1) the stream of
+    /// every channel not closed.
+    private func everyStreamIfEmpty(_ sids: [UInt16]) -> [UInt16] {
+        guard sids.isEmpty else { return sids }
+        return shared.withLock { s in s.channels.filter { $0.readyState != .closed }.compactMap(\.id) }
+    }
+
     private func channel(_ sid: UInt16) -> DataChannel? {
         shared.withLock { s in s.channels.last { $0.id == sid && $0.readyState != .closed } }
     }
@@ -267,14 +310,15 @@ public final class SctpTransport: Sendable {
     private func openWaitingChannels() {
         guard confined.value.up else { return }
         let (waiting, role) = shared.withLock { s in (s.channels.filter { $0.readyState == .connecting }, s.role) }
+        let limit = confined.value.streamLimit
         for ch in waiting {
             var id = ch.id
             if id == nil {
                 let taken = Set(shared.withLock { s in s.channels.filter { $0.readyState != .closed }.compactMap(\.id) })
                 var next: UInt16 = role == .server ? 1 : 0
-                while taken.contains(next), next < SCTPAssociation.streams { next += 2 }
-                guard next < SCTPAssociation.streams else {
-                    onEvent(.error(ch, "data channel \"\(ch.label)\": no stream id left"))
+                while taken.contains(next), next < limit { next += 2 }
+                guard next < limit else {
+                    onEvent(.error(ch, "data channel \"\(ch.label)\": no stream id left (\(limit) streams)"))
                     setState(ch, .closed)
                     continue
                 }
@@ -282,6 +326,11 @@ public final class SctpTransport: Sendable {
                 ch.state.withLock { $0.id = next }
             }
             guard let sid = id else { continue }
+            guard sid < limit else {
+                onEvent(.error(ch, "data channel \"\(ch.label)\": id \(sid) is beyond the association's \(limit) streams (ids below \(limit))"))
+                setState(ch, .closed)
+                continue
+            }
             if !ch.negotiated {
                 let open = DCEPMessage.open(type: ch.channelType, priority: 256, label: ch.label, protocol: ch.protocol)
                 queue(Outgoing(channel: ch, streamId: sid, ppid: .dcep, bytes: open.serialized, userBytes: nil))
@@ -302,14 +351,33 @@ public final class SctpTransport: Sendable {
             return
         }
         let message: DataChannelMessage
-        switch DataChannelPPID(rawValue: ppid) {
-        case .string?, .stringPartial?:
+        let kind = DataChannelPPID(rawValue: ppid)
+        let c = confined.value
+        if kind == .stringPartial || kind == .binaryPartial {
+            guard !c.discardingPartial.contains(sid) else { return }
+            c.partial[sid, default: []].append(contentsOf: data)
+            let sofar = c.partial[sid]?.count ?? 0
+            if sofar > JSEP.maxMessageSize {
+                c.partial[sid] = nil
+                c.discardingPartial.insert(sid)
+                onEvent(.error(ch, "data channel \"\(ch.label)\": a message sent in parts (PPID \(ppid)) is over our max-message-size \(JSEP.maxMessageSize) at \(sofar) bytes: dropped"))
+            }
+            return
+        }
+        var data = data
+        if kind == .string || kind == .binary {
+            guard c.discardingPartial.remove(sid) == nil else { return }  // the last part of one already dropped
+            if let head = c.partial.removeValue(forKey: sid) { data = head + data }
+        }
+        switch kind {
+        case .string?:
             guard let text = String(validating: data, as: UTF8.self) else {
                 onEvent(.error(ch, "data channel \"\(ch.label)\": a text message of \(data.count) bytes is not UTF-8: dropped"))
                 return
             }
             message = .text(text)
-        case .binary?, .binaryPartial?: message = .binary(data)
+        case .binary?: message = .binary(data)
+        case .stringPartial?, .binaryPartial?: return
         case .stringEmpty?: message = .text("")
         case .binaryEmpty?: message = .binary([])
         case .dcep?, nil:
@@ -346,9 +414,13 @@ public final class SctpTransport: Sendable {
             case .maxRetransmits(let n): options.maxRetransmits = UInt16(clamping: n)
             case .maxPacketLifeTime(let ms): options.maxPacketLifeTime = UInt16(clamping: ms)
             }
-            let ch = DataChannel(label: label, options: options, transport: self)
+            let ch = shared.withLock { s in
+                let ch = DataChannel(label: label, options: options, transport: self, serial: s.nextSerial)
+                s.nextSerial += 1
+                s.channels.append(ch)
+                return ch
+            }
             ch.state.withLock { $0.peerConfirmed = true }
-            shared.withLock { $0.channels.append(ch) }
             queue(Outgoing(channel: ch, streamId: sid, ppid: .dcep, bytes: DCEPMessage.ack.serialized, userBytes: nil))
             onEvent(.remoteOpened(ch))
             setState(ch, .open)
@@ -358,6 +430,8 @@ public final class SctpTransport: Sendable {
 
     /// The peer reset its outgoing side of `sid`: the channel closes (we reset ours).
     private func peerReset(_ sid: UInt16) {
+        confined.value.partial[sid] = nil
+        confined.value.discardingPartial.remove(sid)
         guard let ch = channel(sid) else { return }
         let (wasOpen, needReset, done) = ch.state.withLock { s in
             s.incomingReset = true
@@ -383,8 +457,7 @@ public final class SctpTransport: Sendable {
     private func setState(_ ch: DataChannel, _ new: DataChannelState) {
         let changed = ch.state.withLock { s -> Bool in
             guard s.readyState != new, s.readyState != .closed else { return false }
-            s.readyState = new
-            if new == .closed { s.bufferedAmount = 0 }
+            s.readyState = new  // bufferedAmount stays as it is (W3C: it does not reset on close)
             return true
         }
         if changed { onEvent(.state(ch, new)) }

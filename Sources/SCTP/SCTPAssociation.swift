@@ -30,6 +30,9 @@ public enum SCTPAssociationEvent: Sendable, Equatable {
     case incomingStreamsReset([UInt16])
     /// Our reset of these outgoing streams completed.
     case outgoingStreamsReset([UInt16])
+    /// The peer denied our reset of these outgoing streams, or it failed (RFC 6525 §5.1,
+    /// result "Denied" or "Error"): `denied` tells which.
+    case outgoingResetFailed([UInt16], denied: Bool)
     /// The send buffer has room again after a send was refused for lack of it.
     case writable
     /// The association ended (lost, shut down, or never established): why.
@@ -413,7 +416,13 @@ public final class SCTPAssociation: @unchecked Sendable {
             guard bytes.count >= header else { return }
             let length = min(Int(bytes.loadUnaligned(fromByteOffset: 4, as: UInt32.self)), bytes.count)
             let streams = stride(from: header, to: length - 1, by: 2).map { bytes.loadUnaligned(fromByteOffset: $0, as: UInt16.self) }
-            guard Int32(flags) & (SCTP_STREAM_RESET_DENIED | SCTP_STREAM_RESET_FAILED) == 0 else { return }
+            // An empty list means every stream (RFC 6525 §4.1; the receiver maps it).
+            guard Int32(flags) & (SCTP_STREAM_RESET_DENIED | SCTP_STREAM_RESET_FAILED) == 0 else {
+                if Int32(flags) & SCTP_STREAM_RESET_OUTGOING_SSN != 0 {
+                    pending.append(.outgoingResetFailed(streams, denied: Int32(flags) & SCTP_STREAM_RESET_DENIED != 0))
+                }
+                return
+            }
             if Int32(flags) & SCTP_STREAM_RESET_INCOMING_SSN != 0 {
                 for sid in streams { partial[sid] = nil }
                 pending.append(.incomingStreamsReset(streams))

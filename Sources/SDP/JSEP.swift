@@ -157,8 +157,8 @@ public enum JSEP {
     /// - direction = our wish ∩ the reverse of the offered one;
     /// - a section we cannot serve (no common codec, no local track of its kind,
     ///   a rejected offer section) rejected with port 0, mid kept;
-    /// - a data channel section (RFC 8841: `UDP/DTLS/SCTP webrtc-datachannel` with
-    ///   `a=sctp-port`) accepted when there is a local track of kind `.application`;
+    /// - a data channel section (RFC 8841: `UDP/DTLS/SCTP webrtc-datachannel`, with or
+    ///   without `a=sctp-port`) accepted when there is a local track of kind `.application`;
     /// - BUNDLE: the offered group minus rejected mids;
     /// - `a=setup:active` against actpass or passive, `passive` against active; once a DTLS
     ///   association exists, ``LocalDescriptionOptions/establishedSetup`` (the roles stay);
@@ -245,9 +245,10 @@ public enum JSEP {
     }
 
     /// True for a data channel section we can take: proto `UDP/DTLS/SCTP` (or
-    /// `TCP/DTLS/SCTP`), format `webrtc-datachannel`, an `a=sctp-port` (RFC 8841 §4.1, §5).
+    /// `TCP/DTLS/SCTP`), format `webrtc-datachannel` (RFC 8841 §4.1). `a=sctp-port` may be
+    /// absent: its default is 5000 (§5.2).
     public static func isDataSection(_ m: MediaDescription) -> Bool {
-        m.kind == .application && m.proto.uppercased().hasSuffix("DTLS/SCTP") && m.formats.contains(dataFormat) && m.sctpPort != nil
+        m.kind == .application && m.proto.uppercased().hasSuffix("DTLS/SCTP") && m.formats.contains(dataFormat)
     }
 
     /// Our data channel section with `mid` (RFC 8841): port 9, `UDP/DTLS/SCTP

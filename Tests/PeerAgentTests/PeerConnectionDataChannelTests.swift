@@ -133,6 +133,60 @@ import TestSupport
         #expect(ours.readyState == .open && pair.b.connectionState == .connected)
     }
 
+    /// Messages sent in parts with the deprecated PPIDs 54 (text) and 52 (binary), each
+    /// ended by a part with 51 or 53 (RFC 8831 §8), arrive joined as one message each; a
+    /// message in parts over our max-message-size is dropped whole with an error, and the
+    /// next message is whole.
+    @Test func partsSentWithTheDeprecatedPartialPPIDsArriveJoined() async throws {
+        let holder = Holder()
+        let pair = try ConnectedPair(tracksA: { pc in holder.channel = try pc.createDataChannel("chat") }, tracksB: { _ in })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let ours = try #require(holder.channel)
+        #expect(await eventually(within: 5) { ours.readyState == .open && Self.remoteChannel(pair, "b", "chat") != nil })
+        let sid = try #require(ours.id)
+        pair.a.sctp.sendRaw(Array("hel".utf8), stream: sid, ppid: 54)
+        pair.a.sctp.sendRaw(Array("lo ".utf8), stream: sid, ppid: 54)
+        pair.a.sctp.sendRaw(Array("world".utf8), stream: sid, ppid: 51)
+        pair.a.sctp.sendRaw([1, 2], stream: sid, ppid: 52)
+        pair.a.sctp.sendRaw([3], stream: sid, ppid: 53)
+        for _ in 0..<3 { pair.a.sctp.sendRaw([UInt8](repeating: 9, count: 100_000), stream: sid, ppid: 52) }
+        pair.a.sctp.sendRaw([9], stream: sid, ppid: 53)
+        pair.a.sctp.sendRaw(Array("next".utf8), stream: sid, ppid: 51)
+        #expect(await eventually(within: 5) { Self.messages(pair, "b", "chat").count >= 3 })
+        #expect(Self.messages(pair, "b", "chat") == [.text("hello world"), .binary([1, 2, 3]), .text("next")])
+        let errors = Self.channelEvents(pair, "b").compactMap { if case let .error(_, reason) = $0 { reason } else { nil } }
+        #expect(errors.count == 1 && errors.first?.contains("in parts (PPID 52) is over our max-message-size 262144 at 300000 bytes") == true, "\(errors)")
+    }
+
+    /// Rollback (RFC 8829 §5.7) undoes what an offer with a new data section did: the
+    /// answerer that rolls back the peer's offer no longer offers a data section of its
+    /// own; the offerer that rolls back its own still wants one, and its next offer opens
+    /// the channel.
+    @Test func rollingBackAnOfferWithANewDataSectionUndoesIt() async throws {
+        let pair = try ConnectedPair(tracksA: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+        }, tracksB: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
+        })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let channel = try pair.a.createDataChannel("later")
+        let offer = try pair.a.createOffer()
+        try pair.a.setLocalDescription(offer)
+        try pair.b.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: offer.sdp))
+        try pair.b.rollback()
+        let bOffer = try SessionDescription(parsing: pair.b.createOffer().sdp)
+        #expect(bOffer.media.map(\.kind) == [.audio], "B's own offer after the rollback: \(bOffer.media.map(\.kind))")
+        try pair.a.rollback()
+        #expect(pair.a.signalingState == .stable && pair.a.isNegotiationNeeded)
+        let (again, _) = try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
+        #expect(again.media.map(\.kind) == [.audio, .application])
+        #expect(await eventually(within: 5) { channel.readyState == .open && Self.remoteChannel(pair, "b", "later") != nil })
+    }
+
     @Test func aChannelAddedMidCallRenegotiatesAndOpens() async throws {
         let pair = try ConnectedPair(tracksA: { pc in
             pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))

@@ -87,6 +87,22 @@ func options(audio: Direction? = .sendrecv, video: Direction? = .sendrecv) -> Lo
         #expect(try SessionDescription(parsing: answer.serialized()) == answer)
     }
 
+    /// RFC 8841 §5.2: an offered data section without `a=sctp-port` means port 5000; it is
+    /// accepted like one with it, and our answer names our port.
+    @Test func aDataSectionWithoutSctpPortIsAcceptedAsPort5000() throws {
+        var lines = baseLines
+        lines[4] = "a=group:BUNDLE 0 1 2"
+        lines += ["m=application 9 UDP/DTLS/SCTP webrtc-datachannel", "c=IN IP4 0.0.0.0", "a=mid:2", "a=max-message-size:65536"]
+        let offer = try SessionDescription(parsing: sdp(lines))
+        #expect(offer.media[2].sctpPort == nil && JSEP.isDataSection(offer.media[2]))
+        var o = options()
+        o.tracks.append(LocalTrack(kind: .application, direction: .sendrecv, ssrc: 0, cname: "cn", streamId: "", trackId: ""))
+        let answer = try JSEP.createAnswer(to: offer, o)
+        #expect(answer.media.map(\.port) == [9, 9, 9])
+        #expect(answer.media[2].sctpPort == 5000 && answer.media[2].formats == ["webrtc-datachannel"])
+        #expect(answer.bundleGroup?.mids == ["0", "1", "2"])
+    }
+
     @Test func sectionsWithoutALocalTrackOrASecondOfAKindAreRejected() throws {
         var lines = baseLines
         lines += ["m=audio 9 UDP/TLS/RTP/SAVPF 111", "a=mid:2", "a=rtpmap:111 opus/48000/2"]

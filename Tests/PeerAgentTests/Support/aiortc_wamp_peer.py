@@ -10,6 +10,7 @@ Run it with the aiortc venv's python.
         [--accept-reoffers] [--reoffer-at SECONDS:DIRECTION ...]
         [--no-media] [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...]
         [--data-send S:LABEL:TEXT ...] [--data-close S:LABEL ...] [--data-echo]
+        [--record-audio PATH.ogg]
         (data channels: aiortc_data.py; their counts in each peer's "data")
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
@@ -86,6 +87,7 @@ from aiortc_data import DataChannels, add_arguments as add_data_arguments  # noq
 
 import aiortc  # noqa: E402
 from aiortc import RTCConfiguration, RTCPeerConnection, RTCSessionDescription  # noqa: E402
+from aiortc.contrib.media import MediaRecorder, MediaRelay  # noqa: E402
 from aiortc.sdp import candidate_from_sdp  # noqa: E402
 from autobahn.asyncio.wamp import ApplicationRunner, ApplicationSession  # noqa: E402
 from autobahn.wamp.serializer import JsonSerializer  # noqa: E402
@@ -214,6 +216,10 @@ class Link:
         self.audio = ToneTrack(self.paced, args.tone)
         self.counter = Counter()
         self.consumers = []
+        # --record-audio: the remote audio also goes to aiortc's own MediaRecorder (Ogg
+        # Opus, re-encoded by libopus), through a relay so the counter still sees it.
+        self.recorder = MediaRecorder(args.record_audio) if args.record_audio else None
+        self.relay = MediaRelay()
         self.offer_identity = None
         self.offer_payload = None    # what we publish as offerer (republished until answered)
         self.answer_payload = None   # what we published as answerer (republished on a repeated offer)
@@ -247,6 +253,10 @@ class Link:
 
     def on_track(self, track):
         log(f"{self.remote}: track {track.kind}")
+        if track.kind == "audio" and self.recorder is not None:
+            self.recorder.addTrack(self.relay.subscribe(track))
+            self.consumers.append(asyncio.ensure_future(self.recorder.start()))
+            track = self.relay.subscribe(track)
         self.consumers.append(asyncio.ensure_future(consume(track, self.counter)))
 
     def stop_sending(self):
@@ -333,6 +343,11 @@ class Link:
 
     async def close(self):
         self.closing = True
+        if self.recorder is not None:
+            try:
+                await asyncio.wait_for(self.recorder.stop(), 3)
+            except (asyncio.TimeoutError, Exception) as error:  # closing must never hang the exit
+                log(f"{self.remote}: recorder stop: {error!r}")
         for c in self.consumers:
             c.cancel()
         try:
@@ -791,6 +806,7 @@ def main():
     ap.add_argument("--tone", type=float, default=660.0)
     ap.add_argument("--no-loopback", action="store_true")
     ap.add_argument("--no-media", action="store_true", help="no audio or video tracks (a data-only call)")
+    ap.add_argument("--record-audio", metavar="PATH", help="record the remote audio to PATH (Ogg Opus, aiortc's MediaRecorder)")
     add_data_arguments(ap)
     ap.add_argument("--log-wire", action="store_true", help="every publication sent and received, on stderr")
     args = ap.parse_args()

@@ -59,7 +59,7 @@ bench: bootstrap
 	.build/release/peer-bench loopback 10
 	.build/release/peer-bench loop 10
 	scripts/services run --only router -- .build/release/peer-bench renegotiation 20
-	.build/release/peer-bench data 2000
+	scripts/services run --only router -- .build/release/peer-bench data 2000
 	scripts/services run -- .build/release/peer-bench calls 10
 	scripts/bench-setup-loss --peer .build/release/peer --runs 10 --loss 0,5,15,25
 

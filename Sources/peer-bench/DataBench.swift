@@ -10,7 +10,9 @@ import Synchronization
 /// Then 1,000 pings of 100 bytes, one at a time, on a second channel that B echoes from its
 /// event handler: the median and 99th percentile round trip. The same with aiortc
 /// (`Tests/PeerAgentTests/Support/aiortc_data_bench.py`, its venv from bootstrap) in the
-/// same run, and the ratio.
+/// same run over the same messages, and the ratio: both pairs have one thread carrying
+/// both ends (peer's event loop, aiortc's asyncio loop). With PEER_TEST_ROUTER_URL (run
+/// through `scripts/services run`), also two `peer` processes, each end on its own loop.
 enum DataBench {
     static let size = 16_384, pings = 1_000
 
@@ -90,13 +92,46 @@ enum DataBench {
         let median = rtts.isEmpty ? .nan : rtts[rtts.count / 2], p99 = rtts.isEmpty ? .nan : rtts[min(rtts.count - 1, rtts.count * 99 / 100)]
         print(String(format: "data: peer: %d × 16 KiB on one reliable ordered channel: %.1f MB/s (%d bytes in %.3f s); "
                      + "100-byte echo round trip median %.3f ms, p99 %.3f ms (%d pings)", messages, mbps, bytes, seconds, median, p99, rtts.count))
-        let aiortc = try await aiortcFigures(messages: max(100, messages / 10))
+        // The same messages for aiortc: a shorter run (it had a tenth) ends in slow start
+        // and flattered the ratio (200 messages: 2–7 MB/s; 2,000: 9.6 MB/s).
+        let aiortc = try await aiortcFigures(messages: messages)
         if let aMBps = aiortc["throughputMBps"] as? Double, let aRTT = aiortc["rttMedianMs"] as? Double {
             print(String(format: "data: aiortc %@: %.2f MB/s, echo median %.3f ms — peer/aiortc throughput %.1f× (target ≥ 10×), "
                          + "peer echo median %.3f ms (target < 1 ms)", aiortc["aiortc"] as? String ?? "?", aMBps, aRTT, mbps / aMBps, median))
         } else {
             print("data: aiortc did not report: \(aiortc)")
         }
+        if let router = ProcessInfo.processInfo.environment["PEER_TEST_ROUTER_URL"] {
+            let two = try twoProcesses(messages: messages, router: router)
+            print(String(format: "data: two peer processes through the router (each end its own event loop): %d × 16 KiB in %.3f s, %.1f MB/s", two.received, two.seconds,
+                         Double(two.received * size) / max(two.seconds, 1e-6) / 1e6))
+        }
+    }
+
+    /// `peer offer --data-burst bulk:MESSAGES:16384` to `peer answer` (data only, the
+    /// release build next to this one): what the answerer received of it and from its
+    /// first to its last arrival, s (its `dataSummary`).
+    /// - Throws: ``CallBench/Failure`` when either exits non-zero or the summary is missing.
+    static func twoProcesses(messages: Int, router: String) throws -> (received: Int, seconds: Double) {
+        let peer = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("peer").path
+        let common = ["--router", router, "--prefix", "bench.data.\(getpid())", "--video", "none", "--audio", "none", "--local-address", "127.0.0.1",
+                      "--json", "--min-frames", "0", "--timeout", "10"]
+        let answer = try CallBench.start(peer, ["answer"] + common + ["--duration", "120"])
+        Thread.sleep(forTimeInterval: 0.3)
+        let offer = try CallBench.start(peer, ["offer"] + common + ["--duration", "\(5 + messages / 1_000)", "--data-channel", "bulk",
+                                                                     "--data-burst", "bulk:\(messages):\(size)"])
+        _ = CallBench.finish(offer)
+        let out = CallBench.finish(answer)
+        guard offer.0.terminationStatus == 0, answer.0.terminationStatus == 0 else {
+            throw CallBench.Failure(description: "data: two processes: offer exit \(offer.0.terminationStatus), answer exit \(answer.0.terminationStatus)")
+        }
+        for line in out.split(separator: "\n") {
+            guard let e = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], e["event"] as? String == "dataSummary",
+                  e["label"] as? String == "bulk", let n = e["numbered"] as? [String: Any],
+                  let received = n["received"] as? Int, let seconds = n["seconds"] as? Double else { continue }
+            return (received, seconds)
+        }
+        throw CallBench.Failure(description: "data: two processes: no dataSummary for bulk from the answerer")
     }
 
     /// aiortc_data_bench.py's JSON line.

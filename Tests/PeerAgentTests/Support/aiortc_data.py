@@ -17,6 +17,7 @@ received (at most 50), and the channel's last readyState.
 
 import asyncio
 import struct
+import time
 
 MAGIC = b"PSEQ"
 
@@ -37,6 +38,7 @@ class Counts:
         self.highest = None
         self.texts = []
         self.state = "connecting"
+        self.first_at = self.last_at = None  # monotonic s of the first and last numbered message
 
     def take(self, message):
         self.received += 1
@@ -46,6 +48,9 @@ class Counts:
                 self.texts.append(message)
             return
         if len(message) >= 12 and message[:4] == MAGIC:
+            self.last_at = time.monotonic()
+            if self.first_at is None:
+                self.first_at = self.last_at
             n = struct.unpack(">Q", message[4:12])[0]
             if n in self.seen:
                 self.duplicates += 1
@@ -61,7 +66,8 @@ class Counts:
         return {"messagesSent": self.sent, "bytesSent": self.bytes_sent, "messagesReceived": self.received,
                 "bytesReceived": self.bytes_received, "state": self.state, "texts": self.texts,
                 "numbered": {"received": numbered, "duplicates": self.duplicates, "outOfOrder": self.out_of_order,
-                             "missing": (self.highest + 1 - numbered) if self.highest is not None else 0}}
+                             "missing": (self.highest + 1 - numbered) if self.highest is not None else 0,
+                             "seconds": round(self.last_at - self.first_at, 4) if self.first_at is not None else None}}
 
 
 class DataChannels:

@@ -43,7 +43,7 @@ let package = Package(
         // Library modules, lowest first.
         .target(name: "EventLoop", dependencies: ["CGLib", "CLinux"]),
         .target(name: "Bytes"),
-        .target(name: "SDP"),
+        .target(name: "SDP", dependencies: ["Bytes"]),
         .target(name: "RTP", dependencies: ["Bytes"]),
         .target(name: "ICE", dependencies: ["EventLoop", "SDP", "CGLib", "CNice"]),
         .target(name: "WampClient", dependencies: ["EventLoop", "CGLib", "CSoup", "COpenSSL"]),
@@ -54,8 +54,8 @@ let package = Package(
                 dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP"]),
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
-        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop"]),
-        .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent"]),
+        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes"]),
+        .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent", "Bytes", "Media"]),
         .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
         .executableTarget(name: "media-probe", dependencies: ["Media"]),

@@ -494,13 +494,14 @@ public final class PeerConnection: Sendable {
     /// allocations). Idempotent. It waits for the sink threads to finish writing, so from an
     /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
-        let (transport, agent, timer, wasOpen) = state.withLock { s in
+        let (transport, agent, timer, wasOpen, closedAlready) = state.withLock { s in
             let wasOpen = !s.closedLocally
+            let closedAlready = s.machine.state == .closed  // the peer's close_notify reported it
             s.closedLocally = true
             s.machine.close()
             s.signaling = .closed
             defer { s.dtlsTimer = 0 }
-            return (s.transport, s.agent, s.dtlsTimer, wasOpen)
+            return (s.transport, s.agent, s.dtlsTimer, wasOpen, closedAlready)
         }
         guard wasOpen else { return }
         if timer != 0 { loop.cancelTimer(timer) }
@@ -508,7 +509,7 @@ public final class PeerConnection: Sendable {
         sctp.close()
         transport?.close()
         agent?.close()
-        emit([.connectionState(.closed, reason: nil)])
+        if !closedAlready { emit([.connectionState(.closed, reason: nil)]) }
     }
 
     // MARK: Private (with the state held where they take `inout State`)

@@ -41,6 +41,9 @@ public final class SctpTransport: Sendable {
         var state: SctpTransportState = .new
         /// The next channel's ``DataChannel/serial``.
         var nextSerial = 0
+        /// Streams whose reset the peer denied or failed: never given to a channel again in
+        /// this association (their sequence numbers were never reset).
+        var blockedStreams: Set<UInt16> = []
     }
     let shared = Mutex(Shared())
 
@@ -81,6 +84,9 @@ public final class SctpTransport: Sendable {
     /// seen to stay silent with room in its buffer after a partial send (explicit EOR),
     /// leaving thousands of messages queued and the association idle (a 10 % loss run).
     static let retryMs: UInt32 = 10
+    /// Most bytes the unfinished messages in parts (PPIDs 52/54) of all streams together may
+    /// hold (each is within our max-message-size), so a peer cannot hold 1,024 × 256 KiB.
+    static let partialTotalLimit = 4 << 20
     private let confined: LoopBound<Confined>
 
     init(loop: EventLoop, onEvent: @escaping @Sendable (DataChannelEvent) -> Void) {
@@ -156,7 +162,7 @@ public final class SctpTransport: Sendable {
         shared.withLock { s in
             guard let mid = s.mid, !mids.contains(mid) else { return }
             s.mid = nil
-            s.wanted = !s.channels.isEmpty
+            s.wanted = s.channels.contains { $0.readyState != .closed }
         }
     }
 
@@ -265,8 +271,11 @@ public final class SctpTransport: Sendable {
         case let .outgoingResetFailed(sids, denied):
             // The stream cannot be reused while its reset is not done: the channel is over.
             for sid in everyStreamIfEmpty(sids) {
+                shared.withLock { _ = $0.blockedStreams.insert(sid) }
+                confined.value.partial[sid] = nil
+                confined.value.discardingPartial.remove(sid)
                 guard let ch = channel(sid) else { continue }
-                onEvent(.error(ch, "data channel \"\(ch.label)\": the peer \(denied ? "denied" : "failed") the reset of stream \(sid) (RFC 6525); the channel is closed"))
+                onEvent(.error(ch, "data channel \"\(ch.label)\": the peer \(denied ? "denied" : "failed") the reset of stream \(sid) (RFC 6525); the channel is closed and the stream not used again"))
                 setState(ch, .closed)
             }
         case .outgoingStreamsReset(let sids):
@@ -293,7 +302,6 @@ public final class SctpTransport: Sendable {
         }
     }
 
-    /// The open channel (not closed) on stream `sid`.
     /// `sids`, or when it is empty (a reset of every stream, RFC 6525 §4.1) the stream of
     /// every channel not closed.
     private func everyStreamIfEmpty(_ sids: [UInt16]) -> [UInt16] {
@@ -301,6 +309,7 @@ public final class SctpTransport: Sendable {
         return shared.withLock { s in s.channels.filter { $0.readyState != .closed }.compactMap(\.id) }
     }
 
+    /// The open channel (not closed) on stream `sid`.
     private func channel(_ sid: UInt16) -> DataChannel? {
         shared.withLock { s in s.channels.last { $0.id == sid && $0.readyState != .closed } }
     }
@@ -314,7 +323,7 @@ public final class SctpTransport: Sendable {
         for ch in waiting {
             var id = ch.id
             if id == nil {
-                let taken = Set(shared.withLock { s in s.channels.filter { $0.readyState != .closed }.compactMap(\.id) })
+                let taken = shared.withLock { s in Set(s.channels.filter { $0.readyState != .closed }.compactMap(\.id)).union(s.blockedStreams) }
                 var next: UInt16 = role == .server ? 1 : 0
                 while taken.contains(next), next < limit { next += 2 }
                 guard next < limit else {
@@ -326,6 +335,11 @@ public final class SctpTransport: Sendable {
                 ch.state.withLock { $0.id = next }
             }
             guard let sid = id else { continue }
+            guard !shared.withLock({ $0.blockedStreams.contains(sid) }) else {
+                onEvent(.error(ch, "data channel \"\(ch.label)\": stream \(sid) cannot be used again (the peer refused its reset)"))
+                setState(ch, .closed)
+                continue
+            }
             guard sid < limit else {
                 onEvent(.error(ch, "data channel \"\(ch.label)\": id \(sid) is beyond the association's \(limit) streams (ids below \(limit))"))
                 setState(ch, .closed)
@@ -357,7 +371,12 @@ public final class SctpTransport: Sendable {
             guard !c.discardingPartial.contains(sid) else { return }
             c.partial[sid, default: []].append(contentsOf: data)
             let sofar = c.partial[sid]?.count ?? 0
-            if sofar > JSEP.maxMessageSize {
+            let total = c.partial.values.reduce(0) { $0 + $1.count }
+            if total > Self.partialTotalLimit, sofar <= JSEP.maxMessageSize {
+                c.partial[sid] = nil
+                c.discardingPartial.insert(sid)
+                onEvent(.error(ch, "data channel \"\(ch.label)\": messages in parts on every stream hold \(total) bytes, over \(Self.partialTotalLimit): this one (PPID \(ppid), \(sofar) bytes so far) is dropped"))
+            } else if sofar > JSEP.maxMessageSize {
                 c.partial[sid] = nil
                 c.discardingPartial.insert(sid)
                 onEvent(.error(ch, "data channel \"\(ch.label)\": a message sent in parts (PPID \(ppid)) is over our max-message-size \(JSEP.maxMessageSize) at \(sofar) bytes: dropped"))
@@ -557,6 +576,8 @@ public final class SctpTransport: Sendable {
         let ch = item.channel
         if let size = item.userBytes {
             let low = ch.state.withLock { s -> Bool in
+                // Dropped unsent from a closed channel: W3C keeps it in bufferedAmount.
+                guard sent || s.readyState != .closed else { return false }
                 let before = s.bufferedAmount
                 s.bufferedAmount = max(0, s.bufferedAmount - size)
                 if sent {

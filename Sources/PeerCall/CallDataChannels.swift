@@ -38,13 +38,22 @@ public struct NumberedCount: Sendable, Equatable {
     public func gaps(limit: Int = 8) -> [ClosedRange<UInt64>] {
         guard let h = highest, missing > 0 else { return [] }
         var runs: [ClosedRange<UInt64>] = [], start: UInt64?
-        for n in 0...h {
-            let word = Int(n / 64), isSeen = word < seen.count && seen[word] & (UInt64(1) << (n % 64)) != 0
+        var n: UInt64 = 0
+        while n <= h {
+            let word = Int(n / 64)
+            // Whole words of 64 seen (outside a gap) or 64 missing (inside one) at a time.
+            if n % 64 == 0, n + 63 <= h, seen[word] == (start == nil ? .max : 0) {
+                n += 64
+                continue
+            }
+            let isSeen = seen[word] & (UInt64(1) << (n % 64)) != 0
             if !isSeen, start == nil { start = n }
             if isSeen, let s = start {
-                runs.append(s...(n - 1)); start = nil
+                runs.append(s...(n - 1))
+                start = nil
                 if runs.count == limit { break }
             }
+            n += 1
         }
         return runs
     }

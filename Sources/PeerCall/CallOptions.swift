@@ -1,4 +1,5 @@
 // CallOptions: everything a Call needs — router, profile and role, media specs (--video, --audio), ICE, files, timeouts.
+import Bytes
 import PeerAgent
 import Foundation
 import ICE
@@ -117,8 +118,9 @@ public struct CallOptionError: Error, Equatable, CustomStringConvertible {
     public init(option: String, value: String, expected: String) {
         self.option = option; self.value = value; self.expected = expected
     }
-    /// One line: the option, the value, what was expected.
-    public var description: String { "\(option) \"\(value)\": expected \(expected)" }
+    /// One line: the option, the value (control characters escaped, cut to 200
+    /// characters), what was expected.
+    public var description: String { "\(option) \"\(Untrusted.quoted(value))\": expected \(expected)" }
 }
 
 /// Everything a ``Call`` needs: the router, the signaling profile and role, ICE

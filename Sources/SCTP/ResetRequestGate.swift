@@ -28,6 +28,8 @@ public struct ResetRequestGate: Sendable {
         let header: [UInt8]
         let chunk: [UInt8]
         let requests: [(sequence: UInt32, lastTSN: UInt32)]
+        /// When it was taken out (the caller's clock, ms).
+        let since: Int64
     }
 
     /// The cumulative TSN we acknowledged in the last SACK we sent (RFC 9260 §3.3.4), or,
@@ -42,6 +44,10 @@ public struct ResetRequestGate: Sendable {
     /// §5.1.1); more from a peer that breaks that rule go on to libusrsctp, which refuses
     /// them by their sequence numbers.
     public static let holdLimit = 8
+    /// A held chunk goes on after this long, ms, whatever our SACKs say: a lost SACK
+    /// count, a restarted association or a chunk that also answers a request of ours must
+    /// never leave channels `closing` for good (libusrsctp then defers it as before).
+    public static let holdDeadlineMs: Int64 = 3_000
 
     /// A gate with nothing held.
     public init() {}
@@ -61,21 +67,24 @@ public struct ResetRequestGate: Sendable {
     /// Filters one packet from the peer: the packet to hand to libusrsctp — the same bytes
     /// when nothing is held from it, the packet without the RE-CONFIG chunks held back
     /// otherwise, nil when nothing but the header would be left.
-    /// - Parameter packet: an SCTP packet as it came out of DTLS.
-    public mutating func incoming(_ packet: [UInt8]) -> [UInt8]? {
+    /// - Parameters:
+    ///   - packet: an SCTP packet as it came out of DTLS.
+    ///   - now: the time, ms (any monotonic clock; ``overdue(now:)`` uses the same).
+    public mutating func incoming(_ packet: [UInt8], now: Int64 = 0) -> [UInt8]? {
         var shortened: [UInt8]?  // made at the first chunk taken out (none in the usual packet)
         var at = Self.headerSize
         while let (type, length, end) = Self.chunk(in: packet, at: at) {
             var keep = true
             switch type {
             case Chunk.initiation, Chunk.initiationAck:
-                if length >= 20 { acknowledged = Self.word(packet, at + 16) &- 1 }
+                // Only the first: a repeated INIT ACK must not move the mark back (or on).
+                if length >= 20, acknowledged == nil { acknowledged = Self.word(packet, at + 16) &- 1 }
             case Chunk.reconfig:
                 switch decide(Array(packet[at..<end])) {
                 case .pass: break
                 case .drop: keep = false
                 case .hold(let requests):
-                    held.append(Held(header: Array(packet[0..<Self.headerSize]), chunk: Array(packet[at..<end]), requests: requests))
+                    held.append(Held(header: Array(packet[0..<Self.headerSize]), chunk: Array(packet[at..<end]), requests: requests, since: now))
                     keep = false
                 }
             default: break
@@ -107,6 +116,18 @@ public struct ResetRequestGate: Sendable {
     public mutating func releasable() -> [[UInt8]] {
         var packets: [[UInt8]] = []
         while let first = held.first, satisfied(first) {
+            held.removeFirst()
+            for request in first.requests { notePassed(request.sequence) }
+            packets.append(first.header + first.chunk)
+        }
+        return packets
+    }
+
+    /// Takes the held chunks older than ``holdDeadlineMs`` at `now` (ms), oldest first,
+    /// each as a packet of its own to hand to libusrsctp.
+    public mutating func overdue(now: Int64) -> [[UInt8]] {
+        var packets: [[UInt8]] = []
+        while let first = held.first, now - first.since >= Self.holdDeadlineMs {
             held.removeFirst()
             for request in first.requests { notePassed(request.sequence) }
             packets.append(first.header + first.chunk)

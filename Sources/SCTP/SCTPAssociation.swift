@@ -209,7 +209,7 @@ public final class SCTPAssociation: @unchecked Sendable {
     public func receive(_ packet: [UInt8]) {
         precondition(loop.isCurrent)
         guard socket != nil, !packet.isEmpty else { return }
-        if let packet = gate.incoming(packet) { input(packet) }
+        if let packet = gate.incoming(packet, now: Stack.nowMs()) { input(packet) }
         deliver()
     }
 
@@ -424,7 +424,7 @@ public final class SCTPAssociation: @unchecked Sendable {
                 return
             }
             if Int32(flags) & SCTP_STREAM_RESET_INCOMING_SSN != 0 {
-                for sid in streams { partial[sid] = nil }
+                if streams.isEmpty { partial = [:] } else { for sid in streams { partial[sid] = nil } }  // empty: every stream
                 pending.append(.incomingStreamsReset(streams))
             }
             if Int32(flags) & SCTP_STREAM_RESET_OUTGOING_SSN != 0 { pending.append(.outgoingStreamsReset(streams)) }
@@ -569,5 +569,12 @@ private enum Stack {
 
 extension SCTPAssociation {
     /// Events the timers raised (retransmissions, heartbeats, a lost association).
-    fileprivate func deliverAfterTimers() { deliver() }
+    /// After libusrsctp's timers: held stream resets past their deadline go on, then the
+    /// events are handed on.
+    fileprivate func deliverAfterTimers() {
+        if socket != nil, gate.heldCount > 0 {
+            for packet in gate.overdue(now: Stack.nowMs()) { input(packet) }
+        }
+        deliver()
+    }
 }

@@ -1,3 +1,6 @@
+// SDPLine: one line of a session description (RFC 8866 §5), and SDPError, what the parser refuses (outside text in it escaped and cut).
+import Bytes
+
 /// One line of a session description (RFC 8866 §5): `<type>=<value>`, with its
 /// 1-based line number kept for error messages.
 public struct SDPLine: Equatable, Sendable {
@@ -160,7 +163,7 @@ public enum SDPError: Error, Equatable, CustomStringConvertible {
     public var description: String {
         switch self {
         case let .malformedLine(number, line, expected):
-            return "SDP line \(number) \"\(line)\": expected \(expected)"
+            return "SDP line \(number) \"\(Untrusted.quoted(line))\": expected \(expected)"
         case let .limitExceeded(what, limit, actual):
             return "SDP refused: \(actual) \(what), more than the \(limit) accepted"
         }

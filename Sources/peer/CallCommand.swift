@@ -1,4 +1,5 @@
 // CallCommand: `peer offer|answer|room` — its command line read into CallOptions, the --json events, and one call run.
+import Bytes
 import Dispatch
 import Foundation
 import Synchronization
@@ -27,11 +28,14 @@ struct CallCommandLine {
 func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallCommandLine {
     let env = ProcessInfo.processInfo.environment
     var router = env["PEER_ROUTER"]
+    var routerSource = "PEER_ROUTER"  // where the router URL came from, for messages
     var realm = env["PEER_REALM"] ?? "realm1"
     var auth = WampAuth.anonymous
     var caFile: String?
     var profile: String?
-    var stun: [String] = env["PEER_STUN"].map { [$0] } ?? []
+    // PEER_STUN: one or more URLs, separated by commas or spaces; --stun replaces them.
+    var stun: [(url: String, source: String)] = Preflight.stunList(env["PEER_STUN"] ?? "").map { ($0, "PEER_STUN") }
+    var stunGiven = false
     // Each --turn URL takes the --turn-user/--turn-password in effect when it is given,
     // replaced by any given right after it (before the next --turn); a URL left without
     // takes the last ones on the command line.
@@ -46,7 +50,9 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     var p = OptionParser(command: role.rawValue, arguments)
     while let option = p.next() {
         switch option {
-        case "--router": router = p.value()
+        case "--router":
+            router = p.value()
+            routerSource = "--router"
         case "--realm": realm = p.value()
         case "--ca-file": caFile = p.value()
         case "--auth":
@@ -66,7 +72,10 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             let text = p.value()
             guard !text.isEmpty, !text.contains(".") else { p.refuse(text, expected: "a non-empty id without dots") }
             o.user = text
-        case "--stun": stun.append(p.value())
+        case "--stun":
+            if !stunGiven { stun = [] }
+            stunGiven = true
+            stun.append((p.value(), "--stun"))
         case "--turn": turn.append((p.value(), lastUser, lastPassword))
         case "--turn-user":
             lastUser = p.value()
@@ -84,15 +93,22 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             let text = p.value()
             guard text == "object" || text == "string" else { p.refuse(text, expected: "object or string") }
             o.descriptionAsString = text == "string"
-        case "--video": o.video = p.video()
-        case "--audio": o.audio = p.audio()
-        case "--video-out": o.videoOut = p.value()
-        case "--audio-out": o.audioOut = p.value()
+        case "--video":
+            o.video = p.video()
+            if let problem = Preflight.videoProblem(o.video) { p.refuse(o.video.description, expected: "a readable video file: \(problem)") }
+        case "--audio":
+            o.audio = p.audio()
+            if let problem = Preflight.audioProblem(o.audio) { p.refuse("\(o.audio)", expected: "a readable WAV file: \(problem)") }
+        case "--video-out": o.videoOut = p.output()
+        case "--audio-out": o.audioOut = p.output()
         case "--bitrate": o.encoding.videoBitrateKbps = p.bitrateKbps()
-        case "--duration": o.durationSeconds = p.number(0.1...86_400)
-        case "--timeout": o.timeoutSeconds = p.number(0.1...86_400)
+        case "--duration": o.durationSeconds = p.durationSeconds()
+        case "--timeout": o.timeoutSeconds = p.timeoutSeconds()
         case "--min-frames": o.minFrames = Int(p.number(0...10_000_000))
-        case "--local-address": o.peerConnection.localAddresses.append(p.value())
+        case "--local-address":
+            let text = p.value()
+            if let problem = Preflight.localAddressProblem(text) { p.refuse(text, expected: "an address of this host: \(problem)") }
+            o.peerConnection.localAddresses.append(text)
         case "--no-decode": o.decode = false
         case "--no-ice-restart": o.restartsIce = false
         case "--at":
@@ -121,7 +137,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             guard text == "stdin" else { p.refuse(text, expected: "stdin (one JSON command per line, e.g. {\"action\":\"hold\"})") }
             control = true
         case "--json": json = true
-        case "--stats": statsPath = p.value()
+        case "--stats": statsPath = p.output()
         case "--repeat":
             let text = p.value()
             if text == "forever" {
@@ -139,11 +155,11 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     if repeatCount != nil, o.role == .room { p.fail("--repeat is for offer and answer (a room has no end between calls)") }
     if profile == "legacy", role == .room { p.fail("--profile legacy does not go with the room command (use offer or answer)") }
     guard let router, !router.isEmpty else { p.fail("--router URL is required (or set PEER_ROUTER), e.g. --router ws://127.0.0.1:8080/ws") }
-    guard router.hasPrefix("ws://") || router.hasPrefix("wss://") else { p.refuse(router, expected: "a ws:// or wss:// URL", option: "--router") }
+    if let problem = Preflight.routerProblem(router) { p.refuse(router, expected: problem, option: routerSource) }
     o.wamp = WampConfiguration(url: router, realm: realm, auth: auth)
     o.wamp.caFile = caFile
-    for url in stun {
-        do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { p.fail("--stun \"\(url)\": \(error)") }
+    for (url, source) in stun {
+        do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { p.fail("\(source) \"\(Untrusted.quoted(url))\": \(error)") }
     }
     for entry in turn {
         guard let user = entry.user ?? lastUser, let password = entry.password ?? lastPassword else {
@@ -157,7 +173,8 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
 }
 
 /// One JSON event per line on stdout (`--json`), flushed at once.
-/// Every event carries `t`: milliseconds since the process started (monotonic clock),
+/// Every event carries `t`: milliseconds since the process started (monotonic clock, to
+/// 0.1 ms),
 /// and with `--repeat` also `call`: the number of the call it belongs to (from 1).
 final class JSONEvents: Sendable {
     /// The `call` number added to the events (nil: none); held while a line is written, so
@@ -168,7 +185,7 @@ final class JSONEvents: Sendable {
     /// Writes one event: `fields` plus `t` (and `call`), as one JSON line on stdout.
     func emit(_ fields: [String: Any]) {
         var object = fields
-        object["t"] = (ProcessInfo.processInfo.systemUptime - processStart) * 1000
+        object["t"] = ((ProcessInfo.processInfo.systemUptime - processStart) * 10_000).rounded() / 10  // ms, 0.1 ms resolution
         call.withLock { call in
             if let call, object["call"] == nil { object["call"] = call }
             guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
@@ -204,13 +221,13 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
     let line = parseCallOptions(role: role, arguments)
     let out = JSONEvents()
     let current = CurrentCall()
-    // SIGINT/SIGTERM hang up: close files properly, then exit 130.
+    // SIGINT/SIGTERM hang up: close files properly, then exit 130 or 143 (128 + signal).
     signal(SIGINT, SIG_IGN)
     signal(SIGTERM, SIG_IGN)
     var handlers: [DispatchSourceSignal] = []
     for sig in [SIGINT, SIGTERM] {
         let source = DispatchSource.makeSignalSource(signal: sig, queue: .global())
-        source.setEventHandler { current.interrupt() }
+        source.setEventHandler { current.interrupt(signal: sig) }
         source.resume()
         handlers.append(source)
     }
@@ -220,8 +237,8 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
         code = await runRepeatedCalls(line, count: count, current: current, out: out)
     } else {
         let result = await runOneCall(line.options, line, current: current, out: out, statsPath: line.statsPath)
-        if line.json { out.emit(["event": "exit", "code": Int(result.exitCode), "state": result.state.rawValue, "reason": result.reason ?? NSNull()]) }
-        code = result.exitCode
+        code = current.exitCode(result.exitCode)
+        if line.json { out.emit(["event": "exit", "code": Int(code), "state": result.state.rawValue, "reason": result.reason ?? NSNull()]) }
     }
     _ = handlers
     exit(code)

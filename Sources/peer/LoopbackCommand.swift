@@ -12,8 +12,8 @@ func loopbackCommand(_ arguments: [String]) async {
     var p = OptionParser(command: "loopback", arguments)
     while let option = p.next() {
         switch option {
-        case "--duration": options.durationSeconds = p.number(expected: "a number of seconds > 0") { $0 > 0 && $0 <= 86_400 }
-        case "--timeout": options.connectTimeoutSeconds = p.number(expected: "a number of seconds in (0, 3600]") { $0 > 0 && $0 <= 3_600 }
+        case "--duration": options.durationSeconds = p.durationSeconds()
+        case "--timeout": options.connectTimeoutSeconds = p.timeoutSeconds()
         case "--bitrate": options.videoBitrateKbps = p.bitrateKbps()
         case "--video": (options.width, options.height, options.frameRate) = p.pattern()
         case "--out-dir": options.outputDirectory = p.value()

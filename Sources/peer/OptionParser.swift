@@ -1,6 +1,8 @@
 // The option parser of every `peer` subcommand (offer, answer, room, loopback, sdp):
 // walks the arguments, reads option values and the values several commands share
 // (--bitrate, --video), and words every refusal alike, exiting 2.
+import Bytes
+import Foundation
 import PeerAgent
 import PeerCall
 
@@ -22,8 +24,11 @@ struct OptionParser {
     let command: String
     private let arguments: [String]
     private var index = -1
-    /// The option being read (the word ``next()`` returned); empty before the first.
+    /// The option being read (the word ``next()`` returned, without any `=value`); empty
+    /// before the first.
     private(set) var option = ""
+    /// The value given with the option as `--option=value`, until ``value()`` takes it.
+    private var inline: String?
 
     /// A parser of `arguments` (the words after the subcommand) for `command`.
     init(command: String, _ arguments: [String]) {
@@ -32,19 +37,36 @@ struct OptionParser {
     }
 
     /// Moves to the next word, the next option (or a command's other word), and
-    /// returns it; nil after the last.
+    /// returns it; nil after the last. `--option=value` is `--option` with its value
+    /// (``value()`` returns it). `--help` or `-h` prints the command's help and exits 0.
+    /// Exits 2 when the previous option was given `=value` but takes none.
     mutating func next() -> String? {
+        if let v = inline { fail("\(option) takes no value, got \"\(option)=\(Untrusted.quoted(v))\" (try peer \(command) --help)") }
         index += 1
         guard index < arguments.count else { return nil }
-        option = arguments[index]
+        let word = arguments[index]
+        if word.hasPrefix("--"), let equals = word.firstIndex(of: "=") {
+            option = String(word[..<equals])
+            inline = String(word[word.index(after: equals)...])
+        } else {
+            option = word
+        }
+        if option == "--help" || option == "-h", inline == nil {
+            print(Help.text(for: command) ?? Help.general)
+            exit(0)
+        }
         return option
     }
 
-    /// The value that follows the current option (the parser moves past it).
-    /// Exits 2 with "<option> needs a value" when none follows.
+    /// The value of the current option: the word after it (the parser moves past it),
+    /// or what followed its `=`. Exits 2 with "<option> needs a value" when there is none.
     mutating func value() -> String {
+        if let v = inline {
+            inline = nil
+            return v
+        }
         index += 1
-        guard index < arguments.count else { fail("\(option) needs a value (try peer --help)") }
+        guard index < arguments.count else { fail("\(option) needs a value (try peer \(command) --help)") }
         return arguments[index]
     }
 
@@ -60,6 +82,21 @@ struct OptionParser {
     mutating func number(_ range: ClosedRange<Double>) -> Double {
         number(expected: "a number in \(Self.format(range))") { range.contains($0) }
     }
+
+    /// An output file's path (`--video-out`, `--audio-out`, `--stats`), refused unless its
+    /// directory exists and is writable (``Preflight/outputProblem(_:)``).
+    mutating func output() -> String {
+        let path = value()
+        if let problem = Preflight.outputProblem(path) { refuse(path, expected: "a file that can be written: \(problem)") }
+        return path
+    }
+
+    /// `--duration S`: media time, seconds, a number in 0.1…86400 (every command alike).
+    mutating func durationSeconds() -> Double { number(0.1...86_400) }
+
+    /// `--timeout S`: how long a step may take, seconds, a number in 0.1…86400 (every
+    /// command alike).
+    mutating func timeoutSeconds() -> Double { number(0.1...86_400) }
 
     /// `--bitrate KBPS`: the video bitrate, kbit/s, a number in 10…50000 (a fraction is dropped).
     mutating func bitrateKbps() -> Int { Int(number(10...50_000)) }
@@ -90,8 +127,14 @@ struct OptionParser {
         fail("\(CallOptionError(option: option ?? self.option, value: value, expected: expected))")
     }
 
-    /// Exits 2: the current word is not an option of this command.
-    func unknownOption() -> Never { fail("unknown option \"\(option)\" (try peer --help)") }
+    /// Exits 2: the current word is not an option of this command (or, not starting
+    /// with `-`, a word where only options go).
+    func unknownOption() -> Never {
+        guard option.hasPrefix("-") else {
+            fail("unexpected argument \"\(Untrusted.quoted(option))\": \(command) takes options only (try peer \(command) --help)")
+        }
+        fail("unknown option \"\(Untrusted.quoted(option))\" (try peer \(command) --help)")
+    }
 
     /// Exits 2 with `peer: <command>: <message>` on stderr.
     func fail(_ message: String) -> Never { peer.fail("\(command): \(message)") }

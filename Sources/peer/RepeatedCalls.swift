@@ -8,7 +8,7 @@ import Synchronization
 /// The call in progress, so that SIGINT/SIGTERM hang it up, and whether one came (which
 /// ends a `--repeat` run after the call it cut short).
 final class CurrentCall: Sendable {
-    private let state = Mutex<(call: Call?, interrupted: Bool)>((nil, false))
+    private let state = Mutex<(call: Call?, interrupted: Bool, signal: Int32?)>((nil, false, nil))
 
     /// Makes `call` the one a signal hangs up; hangs it up at once if a signal came already.
     func start(_ call: Call) {
@@ -22,13 +22,22 @@ final class CurrentCall: Sendable {
     /// The call ended: a signal from now on only marks the run interrupted.
     func end() { state.withLock { $0.call = nil } }
 
-    /// A signal came: hangs up the call in progress (files closed properly) and ends the run.
-    func interrupt() {
+    /// Signal `signal` came (SIGINT, SIGTERM): hangs up the call in progress (files closed
+    /// properly) and ends the run; the first signal sets the exit code (``exitCode(_:)``).
+    func interrupt(signal: Int32) {
         let call = state.withLock { s in
             s.interrupted = true
+            if s.signal == nil { s.signal = signal }
             return s.call
         }
         call?.hangUp(interrupted: true)
+    }
+
+    /// `code`, or when it is the interrupted code (130) 128 + the signal that came, as
+    /// shells report a process a signal ended: 130 for SIGINT, 143 for SIGTERM.
+    func exitCode(_ code: Int32) -> Int32 {
+        guard code == ExitCode.interrupted, let signal = state.withLock({ $0.signal }) else { return code }
+        return 128 + signal
     }
 
     /// Hands `action` to the call in progress (``Call/perform(_:origin:)``); false when none runs.
@@ -88,8 +97,8 @@ func numberedPath(_ path: String, _ n: Int) -> String {
 
 /// Runs `count` calls one after another (0: until SIGINT/SIGTERM), each like a single
 /// call but with its files (`--video-out`, `--audio-out`, `--stats`, or the defaults)
-/// numbered from 1, and returns the exit code of the run: 130 when interrupted, else the
-/// first failed call's code, else 0.
+/// numbered from 1, and returns the exit code of the run: 130 (SIGINT) or 143 (SIGTERM)
+/// when interrupted, else the first failed call's code, else 0.
 ///
 /// A call's failure does not stop the run, except when no call can come: the router
 /// unreachable or refusing (3; `forever` retries after 2 s) or no offer/answer within
@@ -130,7 +139,7 @@ func runRepeatedCalls(_ line: CallCommandLine, count: Int, current: CurrentCall,
         }
     }
     out.setCall(nil)
-    let code = current.interrupted ? ExitCode.interrupted : (firstFailure?.code ?? 0)
+    let code = current.interrupted ? current.exitCode(ExitCode.interrupted) : (firstFailure?.code ?? 0)
     let failures = firstFailure.map { "; first failure: call \($0.call), exit \($0.code) (\($0.reason))" } ?? ""
     let summary = "\(n) call\(n == 1 ? "" : "s"): \(passed) passed, \(n - passed) did not\(failures)"
     say(summary)

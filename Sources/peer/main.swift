@@ -1,158 +1,19 @@
 // main: the `peer` command line — offer, answer, room over a WAMP router; loopback; sdp — and its exit codes.
+import Bytes
 import Foundation
 import PeerAgent
 import PeerCall
 
-/// `peer` command line: calls over a WAMP router (offer, answer, room), the
-/// in-process self-test (loopback), and the SDP inspector (sdp).
-let usage = """
-    peer — headless WebRTC peer agent (WAMP signaling, ICE, DTLS-SRTP, VP8, Opus)
-
-    usage:
-      peer offer  [options]   publish an offer (legacy profile), record what the answerer sends
-      peer answer [options]   wait for an offer (legacy profile), answer it, record what comes
-      peer room   [options]   join a room (room profile): call every member, answer newcomers,
-                              record each member to its own files
-      peer loopback [--duration S] [--timeout S] [--video pattern:WxH@FPS] [--bitrate KBPS]
-                    [--out-dir DIR] [--vanilla] [--json] [--no-media]
-                    [--data-channel SPEC …] [--data-burst LABEL:N:BYTES …]
-                              self-test without router or STUN: two peer connections in this
-                              process call each other over 127.0.0.1 and record
-                              loopback-a/b.ivf and .ogg; exit 0 when each side got ≥ 95 % of
-                              the frames, 7 if not, 5 when it did not connect within
-                              --timeout S (default 10); side a opens the data channels, each
-                              side sends its bursts on them and reports what arrived
-                              (dataSummary); --no-media: data only
-      peer sdp FILE|- [--answer]
-                              parse a session description and print it as JSON; with --answer
-                              print the SDP answer peer would give to it
-      peer --version          the version of peer and of each C library
-      peer --help             this text
-
-    call options (offer, answer, room):
-      --router URL            ws:// or wss:// WAMP router (default $PEER_ROUTER)
-                              e.g. --router wss://example.org:8443/ws
-      --realm NAME            realm (default $PEER_REALM, else realm1), e.g. --realm realm1
-      --auth cra:USER:SECRET | ticket:USER:TICKET
-                              WAMP-CRA (plain or salted) or ticket authentication,
-                              e.g. --auth cra:alice:s3cret
-      --ca-file PATH          trust this CA for wss://, e.g. --ca-file ca.pem
-      --profile legacy|room   signaling profile (offer/answer: legacy; room: room),
-                              e.g. peer offer --profile room --room lobby (same as peer room)
-      --prefix PREFIX         topic prefix (default com.nakadoribook.webrtc), e.g. --prefix org.example.call7
-      --room NAME             room name (room profile; default "default"), e.g. --room lobby
-      --user ID               our user id in the room (default: random), e.g. --user alice
-      --stun URL              STUN server, repeatable (default $PEER_STUN),
-                              e.g. --stun stun:stun.example.org:3478
-      --turn URL --turn-user USER --turn-password PASSWORD
-                              TURN server, repeatable; a URL takes the credentials given
-                              right after it, else the last ones given, e.g.
-                              --turn turn:t.example.org:3478?transport=tcp --turn-user u
-                              --turn-password p (also turns:host:5349)
-      --ice-policy all|relay  all candidates, or relay (TURN) only, e.g. --ice-policy relay
-      --trickle | --vanilla   trickle ICE (default) or vanilla (descriptions after gathering,
-                              candidates inside), e.g. --vanilla for the oldest clients
-      --payload object|string legacy: publish descriptions as a JSON object (default) or
-                              string, e.g. --payload string
-      --video pattern[:WxH@FPS] | y4m:PATH | ivf:PATH | none
-                              what to send (default pattern:640x480@30; files loop),
-                              e.g. --video pattern:320x240@15 or --video y4m:clip.y4m
-      --audio tone[:HZ] | wav:PATH | none
-                              what to send (default tone:440), e.g. --audio wav:voice.wav
-      --video-out PATH        record remote video here (default remote-<peer>.ivf; in a room
-                              -<peer> is added before the extension), e.g. --video-out in.ivf
-      --audio-out PATH        record remote audio here (default remote-<peer>.ogg),
-                              e.g. --audio-out in.ogg
-      --bitrate KBPS          video bitrate (default 1000), e.g. --bitrate 500
-      --duration S            media time once established (default 10), e.g. --duration 30
-      --timeout S             wait at most this long for the router, then for each step of
-                              the set-up: the offer or answer, ICE, DTLS (default 30),
-                              e.g. --timeout 5
-      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 1
-                              for a peer that sends video, 0 for one that sends none;
-                              --min-frames 0 turns the check off), e.g. --min-frames 270
-      --local-address IP      gather only on this address (repeatable), e.g. --local-address 127.0.0.1
-      --no-decode             record without decoding (less CPU; no framesDecoded), e.g. for
-                              long recordings
-      --at SECONDS:ACTION     during the call, SECONDS after "established" (repeatable):
-                              hold, unhold, ice-restart, video:off, video:on, audio:off,
-                              audio:on or hangup; hold/unhold and on/off re-offer new
-                              directions (state hold while either side holds), e.g.
-                              --at 3:hold --at 6:unhold --at 9:hangup
-      --no-ice-restart        do not restart ICE when it stays disconnected 5 s or fails (by
-                              default the side that offered first re-offers with new ICE
-                              credentials, and the call fails, exit 5, only when that
-                              restart does not connect within 15 s)
-      --control stdin         one JSON command per line on stdin, the same actions, e.g.
-                              {"action":"hold","id":1}; each answered by an "action" event
-                              on stdout (ok, detail, id); a bad line gets ok false only;
-                              {"action":"send","label":"chat","text":"hi"} (or "base64")
-                              sends on a data channel, answered by a "send" event
-      --data-channel SPEC     the offerer opens this data channel (repeatable; the answerer
-                              takes whatever the peer opens): LABEL[,unordered]
-                              [,retransmits=N][,lifetime=MS][,protocol=P][,id=N] (id: a
-                              negotiated channel both sides make), e.g. --data-channel chat
-                              --data-channel telemetry,unordered,retransmits=0; a channel
-                              labelled control carries the JSON commands of PROTOCOL.md
-                              (hold, unhold, video, audio, keyframe, hangup, ping), each
-                              answered on it; every message is a "message" event
-      --at SECONDS:send:LABEL:TEXT  send TEXT on the channel LABEL, e.g. --at 2:send:chat:hi
-                              or --at 4:send:control:{"action":"hold"}; --at SECONDS:close:LABEL
-                              closes it (the control command {"action":"close","label":…} too)
-      --data-burst LABEL:N:BYTES  once LABEL is open send N numbered messages of BYTES bytes
-                              as fast as it takes them; the receiving peer counts them
-                              (dataSummary: received, missing, repeated, out of order),
-                              e.g. --data-burst chat:10000:1024
-      --data-echo             send every message received back on its channel
-      --data-out PATH         every message sent and received as a JSON line (time, peer,
-                              direction, label, text or base64), e.g. --data-out chat.jsonl
-      --min-messages N        exit 7 unless each peer sent us ≥ N data channel messages
-                              (with --video none --audio none a call is data only)
-      --json                  one JSON event per line on stdout: state, milestone, candidate,
-                              track, frames (every second), busy, signalingError, router,
-                              renegotiated (offerer, reason, before/after directions, ms),
-                              renegotiationFailed, action, datachannel, message, dataError,
-                              send, control, dataSummary, stats (W3C webrtc-stats), exit;
-                              each with t = ms since start,
-                              e.g. peer offer … --json | jq 'select(.event=="frames")'
-      --stats PATH            write the final statistics of every peer to PATH (JSON),
-                              e.g. --stats call-stats.json
-      --repeat N|forever      offer/answer only: N calls one after another in this process
-                              (forever: until SIGINT/SIGTERM, waiting for each offer without
-                              a limit); every file gets -<call> before its extension
-                              (remote-offerer-1.ivf, stats-1.json); events carry "call";
-                              after each call a callEnded event (code, reason, rssBytes,
-                              openFiles, threads); exit: the first failed call's code, else
-                              0; the run stops early only at exit 3 or 4 (no call can come;
-                              forever retries the router every 2 s), e.g. --repeat 500
-    Progress for people goes to stderr. SIGINT/SIGTERM hang up and close the files.
-
-    examples:
-      peer answer --router ws://127.0.0.1:8080/ws --stun stun:127.0.0.1:3478 --duration 10
-      peer offer  --router ws://127.0.0.1:8080/ws --stun stun:127.0.0.1:3478 --duration 10 \\
-                  --video pattern:320x240@30 --video-out from-answerer.ivf --json
-      peer room   --router wss://example.org/ws --ca-file ca.pem --room lobby --user alice \\
-                  --auth cra:alice:SECRET --turn turn:turn.example.org:3478 \\
-                  --turn-user u --turn-password p --ice-policy relay
-      peer loopback --duration 5
-      peer sdp offer.sdp --answer
-
-    exit codes:
-      0 call done: established, --min-frames met 5 ICE failed (or no usable codec)
-      2 bad arguments or input            6 DTLS failed
-      3 router unreachable or auth refused 7 fewer frames than --min-frames
-      4 no offer/answer within --timeout  8 busy: the answerer is in another call
-      130 interrupted (SIGINT/SIGTERM), after hanging up and closing the files
-      A call that never reached "established" never exits 0: if the peer hangs up first
-      it exits 4, 5 or 6 for the step it reached (no offer/answer, ICE, DTLS), named in
-      the final state's reason.
-    """
-
-/// Exits 2 with `peer: <message>` on stderr (bad arguments or input).
+/// Exits 2 with `peer: <message>` on stderr (bad arguments or input), and with `--json`
+/// anywhere on the command line also an `exit` event (code 2, the message as reason).
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(Data("peer: \(message)\n".utf8))
+    if jsonRequested { JSONEvents().emit(["event": "exit", "code": 2, "reason": message]) }
     exit(2)
 }
+
+/// `--json` is on the command line (after the subcommand): argument errors are events too.
+let jsonRequested = CommandLine.arguments.dropFirst(2).contains("--json")
 
 /// `peer sdp FILE|- [--answer]`: prints the session description in FILE (or stdin) as
 /// JSON, or with `--answer` the SDP answer peer would give to it; exits 2 on bad input.
@@ -197,10 +58,14 @@ let arguments = Array(CommandLine.arguments.dropFirst())
 switch arguments.first {
 case "--version", "version":
     print(PeerVersion.text)
-case "--help", "-h", "help":
-    print(usage)
+case "--help", "-h":
+    print(Help.general)
+case "help":
+    guard let sub = arguments.dropFirst().first else { print(Help.general); break }
+    guard let text = Help.text(for: sub) else { fail("help: no command \"\(Untrusted.quoted(sub))\" (offer, answer, room, loopback, sdp)") }
+    print(text)
 case nil:
-    FileHandle.standardError.write(Data((usage + "\n").utf8))
+    FileHandle.standardError.write(Data((Help.general + "\n").utf8))
     exit(2)
 case "sdp":
     sdpCommand(Array(arguments.dropFirst()))
@@ -213,5 +78,5 @@ case "answer":
 case "room":
     await callCommand(role: .room, Array(arguments.dropFirst()))
 case let other?:
-    fail("unknown command \"\(other)\" (try peer --help)")
+    fail("unknown command \"\(Untrusted.quoted(other))\" (try peer --help)")
 }

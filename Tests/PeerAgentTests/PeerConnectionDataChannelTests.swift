@@ -101,18 +101,24 @@ import TestSupport
         #expect(!pair.a.isNegotiationNeeded)
     }
 
-    /// What the peer sends that cannot be taken — a malformed DCEP open, an unknown PPID, a
-    /// message over our max-message-size, a message on a stream with no channel — each
-    /// gives an error event naming it, and the channel goes on.
-    @Test func badInputFromThePeerIsReportedAndTheChannelGoesOn() async throws {
+    /// A data-only pair whose channel `chat` (made by A) is open on both sides: the pair,
+    /// A's channel and its stream id.
+    static func openChat() async throws -> (ConnectedPair, DataChannel, UInt16) {
         let holder = Holder()
         let pair = try ConnectedPair(tracksA: { pc in holder.channel = try pc.createDataChannel("chat") }, tracksB: { _ in })
-        defer { pair.close() }
         try pair.negotiate()
         #expect(await pair.connected())
         let ours = try #require(holder.channel)
         #expect(await eventually(within: 5) { ours.readyState == .open && Self.remoteChannel(pair, "b", "chat") != nil })
-        let sid = try #require(ours.id)
+        return (pair, ours, try #require(ours.id))
+    }
+
+    /// What the peer sends that cannot be taken — a malformed DCEP open, an unknown PPID, a
+    /// message over our max-message-size, a message on a stream with no channel — each
+    /// gives an error event naming it, and the channel goes on.
+    @Test func badInputFromThePeerIsReportedAndTheChannelGoesOn() async throws {
+        let (pair, ours, sid) = try await Self.openChat()
+        defer { pair.close() }
         pair.a.sctp.sendRaw([0x03, 0x05, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], stream: 9, ppid: 50)
         pair.a.sctp.sendRaw([1, 2, 3], stream: sid, ppid: 99)
         pair.a.sctp.sendRaw([UInt8](repeating: 7, count: 300_000), stream: sid, ppid: 53)
@@ -138,14 +144,8 @@ import TestSupport
     /// message in parts over our max-message-size is dropped whole with an error, and the
     /// next message is whole.
     @Test func partsSentWithTheDeprecatedPartialPPIDsArriveJoined() async throws {
-        let holder = Holder()
-        let pair = try ConnectedPair(tracksA: { pc in holder.channel = try pc.createDataChannel("chat") }, tracksB: { _ in })
+        let (pair, _, sid) = try await Self.openChat()
         defer { pair.close() }
-        try pair.negotiate()
-        #expect(await pair.connected())
-        let ours = try #require(holder.channel)
-        #expect(await eventually(within: 5) { ours.readyState == .open && Self.remoteChannel(pair, "b", "chat") != nil })
-        let sid = try #require(ours.id)
         pair.a.sctp.sendRaw(Array("hel".utf8), stream: sid, ppid: 54)
         pair.a.sctp.sendRaw(Array("lo ".utf8), stream: sid, ppid: 54)
         pair.a.sctp.sendRaw(Array("world".utf8), stream: sid, ppid: 51)
@@ -160,19 +160,26 @@ import TestSupport
         #expect(errors.count == 1 && errors.first?.contains("in parts (PPID 52) is over our max-message-size 262144 at 300000 bytes") == true, "\(errors)")
     }
 
-    /// Rollback (RFC 8829 §5.7) undoes what an offer with a new data section did: the
-    /// answerer that rolls back the peer's offer no longer offers a data section of its
-    /// own; the offerer that rolls back its own still wants one, and its next offer opens
-    /// the channel.
-    @Test func rollingBackAnOfferWithANewDataSectionUndoesIt() async throws {
+    /// A pair with one audio track each (440 and 660 Hz, not decoded), negotiated and
+    /// connected: a call to add a data channel to.
+    static func connectedAudioPair() async throws -> ConnectedPair {
         let pair = try ConnectedPair(tracksA: { pc in
             pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
         }, tracksB: { pc in
             pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
         })
-        defer { pair.close() }
         try pair.negotiate()
         #expect(await pair.connected())
+        return pair
+    }
+
+    /// Rollback (RFC 8829 §5.7) undoes what an offer with a new data section did: the
+    /// answerer that rolls back the peer's offer no longer offers a data section of its
+    /// own; the offerer that rolls back its own still wants one, and its next offer opens
+    /// the channel.
+    @Test func rollingBackAnOfferWithANewDataSectionUndoesIt() async throws {
+        let pair = try await Self.connectedAudioPair()
+        defer { pair.close() }
         let channel = try pair.a.createDataChannel("later")
         let offer = try pair.a.createOffer()
         try pair.a.setLocalDescription(offer)
@@ -188,14 +195,8 @@ import TestSupport
     }
 
     @Test func aChannelAddedMidCallRenegotiatesAndOpens() async throws {
-        let pair = try ConnectedPair(tracksA: { pc in
-            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
-        }, tracksB: { pc in
-            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
-        })
+        let pair = try await Self.connectedAudioPair()
         defer { pair.close() }
-        try pair.negotiate()
-        #expect(await pair.connected())
         let channel = try pair.a.createDataChannel("added")
         #expect(pair.a.isNegotiationNeeded)
         let (offer, answer) = try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)

@@ -37,7 +37,8 @@ enum Packet {
 /// The gate behind a reference, so that `#expect` can call its mutating methods.
 final class Gate {
     private var gate = ResetRequestGate()
-    func incoming(_ packet: [UInt8]) -> [UInt8]? { gate.incoming(packet) }
+    func incoming(_ packet: [UInt8], now: Int64 = 0) -> [UInt8]? { gate.incoming(packet, now: now) }
+    func overdue(now: Int64) -> [[UInt8]] { gate.overdue(now: now) }
     func outgoing(_ packet: [UInt8]) -> Bool { gate.outgoing(packet) }
     func releasable() -> [[UInt8]] { gate.releasable() }
     var heldCount: Int { gate.heldCount }
@@ -45,6 +46,28 @@ final class Gate {
 }
 
 @Suite struct ResetRequestGateTests {
+    /// A repeated INIT ACK (or a later INIT) does not move the mark our SACKs set.
+    @Test func onlyTheFirstInitSetsTheMark() {
+        let gate = Gate()
+        _ = gate.incoming(Packet.header + Packet.initiation(initialTSN: 90))
+        _ = gate.outgoing(Packet.header + Packet.sack(120))
+        _ = gate.incoming(Packet.header + Packet.initiation(initialTSN: 90))
+        #expect(gate.acknowledged == 120)
+        #expect(gate.incoming(Packet.header + Packet.reset(sequence: 3, lastTSN: 110)) != nil, "its data arrived: it goes on")
+    }
+
+    /// A held request goes on after the deadline even when no SACK ever covers it.
+    @Test func aHeldRequestGoesOnAfterTheDeadline() {
+        let gate = Gate()
+        _ = gate.incoming(Packet.header + Packet.initiation(initialTSN: 90))
+        let reset = Packet.reset(sequence: 7, lastTSN: 100)
+        #expect(gate.incoming(Packet.header + reset, now: 1_000) == nil && gate.heldCount == 1)
+        #expect(gate.overdue(now: 1_000 + ResetRequestGate.holdDeadlineMs - 1).isEmpty && gate.heldCount == 1)
+        #expect(gate.overdue(now: 1_000 + ResetRequestGate.holdDeadlineMs) == [Packet.header + reset])
+        #expect(gate.heldCount == 0)
+        #expect(gate.incoming(Packet.header + reset) == Packet.header + reset, "a repeat of one handed on goes on")
+    }
+
     @Test func packetsWithoutAResetGoOnUnchanged() {
         let gate = Gate()
         let packet = Packet.header + Packet.data(tsn: 5) + Packet.sack(9)

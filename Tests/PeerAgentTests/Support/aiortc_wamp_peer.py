@@ -220,6 +220,7 @@ class Link:
         # Opus, re-encoded by libopus), through a relay so the counter still sees it.
         self.recorder = MediaRecorder(args.record_audio) if args.record_audio else None
         self.relay = MediaRelay()
+        self.recording = False
         self.offer_identity = None
         self.offer_payload = None    # what we publish as offerer (republished until answered)
         self.answer_payload = None   # what we published as answerer (republished on a repeated offer)
@@ -253,7 +254,8 @@ class Link:
 
     def on_track(self, track):
         log(f"{self.remote}: track {track.kind}")
-        if track.kind == "audio" and self.recorder is not None:
+        if track.kind == "audio" and self.recorder is not None and not self.recording:
+            self.recording = True  # the first audio track only (a re-offer may fire "track" again)
             self.recorder.addTrack(self.relay.subscribe(track))
             self.consumers.append(asyncio.ensure_future(self.recorder.start()))
             track = self.relay.subscribe(track)

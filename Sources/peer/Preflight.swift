@@ -1,0 +1,137 @@
+// Preflight: what `peer offer|answer|room` checks before it connects — source files opened and their first frame read, output directories writable, addresses of this host, the router URL, the STUN list of PEER_STUN — each problem worded for an exit 2 that names the option and value.
+import Bytes
+import Foundation
+import Glibc
+import Media
+import PeerCall
+
+/// Checks of the command line that need the file system or the host, made before any
+/// connection so that a mistake is exit 2 at once, not a router error or a timeout later.
+/// Each returns nil when all is well, else what is wrong (the caller names the option).
+enum Preflight {
+    /// `--video y4m:PATH | ivf:PATH`: the file opens, its header is valid and a first frame
+    /// reads (a pattern or `none` needs nothing).
+    static func videoProblem(_ spec: VideoSpec) -> String? {
+        do {
+            switch spec {
+            case .y4m(let path):
+                guard try Y4MSource(path: path).nextFrame() != nil else { return "no frame in it" }
+            case .ivf(let path):
+                guard try IVFSource(path: path).nextFrame() != nil else { return "no frame in it" }
+            default:
+                return nil
+            }
+        } catch {
+            return "\(error)"
+        }
+        return nil
+    }
+
+    /// `--audio wav:PATH`: the file opens, its header is a WAV we take and 20 ms of samples read.
+    static func audioProblem(_ spec: AudioSpec) -> String? {
+        guard case .wav(let path) = spec else { return nil }
+        do {
+            guard try WAVSource(path: path).nextFrame(sampleCount: 960) != nil else { return "no samples in it" }
+        } catch {
+            return "\(error)"
+        }
+        return nil
+    }
+
+    /// An output file (`--video-out`, `--audio-out`, `--stats`): its directory exists and
+    /// is writable, and the path itself, if it exists, is a writable file.
+    static func outputProblem(_ path: String) -> String? {
+        guard !path.isEmpty else { return "an empty path" }
+        let parent = (path as NSString).deletingLastPathComponent
+        let directory = parent.isEmpty ? "." : parent
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: directory, isDirectory: &isDirectory) else {
+            return "no directory \"\(Untrusted.quoted(directory))\""
+        }
+        guard isDirectory.boolValue else { return "\"\(Untrusted.quoted(directory))\" is not a directory" }
+        guard access(directory, W_OK) == 0 else { return "the directory \"\(Untrusted.quoted(directory))\" is not writable" }
+        if FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) {
+            if isDirectory.boolValue { return "it is a directory" }
+            if access(path, W_OK) != 0 { return "the file is not writable" }
+        }
+        return nil
+    }
+
+    /// `--local-address IP`: an IPv4 or IPv6 literal that an interface of this host has.
+    static func localAddressProblem(_ text: String) -> String? {
+        guard let wanted = canonical(text) else { return "not an IPv4 or IPv6 address" }
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0, let first = list else { return nil }  // cannot tell: let ICE find out
+        defer { freeifaddrs(list) }
+        var here: [String] = []
+        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
+            guard let sa = entry.pointee.ifa_addr else { continue }
+            if let a = numeric(sa) { here.append(a) }
+        }
+        guard here.contains(wanted) else {
+            return "not an address of this host (it has \(here.sorted().joined(separator: ", ")))"
+        }
+        return nil
+    }
+
+    /// The router URL: `ws://` or `wss://`, a host, and a port in 1…65535 when given.
+    static func routerProblem(_ url: String) -> String? {
+        guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else { return "a ws:// or wss:// URL" }
+        let rest = url.drop(while: { $0 != "/" }).dropFirst(2)
+        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
+        let hostPort = authority.split(separator: "@").last.map(String.init) ?? ""
+        var host = hostPort, port: Substring?
+        if hostPort.hasPrefix("[") {
+            guard let close = hostPort.firstIndex(of: "]") else { return "a ws:// or wss:// URL with a host (an IPv6 host in [ ])" }
+            host = String(hostPort[...close])
+            let after = hostPort[hostPort.index(after: close)...]
+            if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty { return "a ws:// or wss:// URL with a host" }
+        } else if let colon = hostPort.lastIndex(of: ":") {
+            host = String(hostPort[..<colon])
+            port = hostPort[hostPort.index(after: colon)...]
+        }
+        guard !host.isEmpty else { return "a ws:// or wss:// URL with a host, e.g. ws://127.0.0.1:8080/ws" }
+        if let port {
+            guard let n = Int(port), (1...65_535).contains(n) else { return "a port in 1…65535 (got \"\(Untrusted.quoted(String(port)))\")" }
+        }
+        return nil
+    }
+
+    /// The STUN URLs of a `PEER_STUN` value: separated by commas or spaces, empty parts dropped.
+    static func stunList(_ value: String) -> [String] {
+        value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
+    }
+
+    /// `text` as inet_ntop writes it, or nil when it is no IP literal.
+    private static func canonical(_ text: String) -> String? {
+        var v4 = in_addr(), v6 = in6_addr()
+        if inet_pton(AF_INET, text, &v4) == 1 { return ntop(AF_INET, &v4) }
+        let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
+        if inet_pton(AF_INET6, bare, &v6) == 1 { return ntop(AF_INET6, &v6) }
+        return nil
+    }
+
+    /// The numeric address of an interface's `sockaddr` (IPv4 or IPv6), else nil.
+    private static func numeric(_ sa: UnsafeMutablePointer<sockaddr>) -> String? {
+        switch Int32(sa.pointee.sa_family) {
+        case AF_INET:
+            return sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { p in
+                var a = p.pointee.sin_addr
+                return ntop(AF_INET, &a)
+            }
+        case AF_INET6:
+            return sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { p in
+                var a = p.pointee.sin6_addr
+                return ntop(AF_INET6, &a)
+            }
+        default:
+            return nil
+        }
+    }
+
+    private static func ntop(_ family: Int32, _ address: UnsafeRawPointer) -> String? {
+        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        guard inet_ntop(family, address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+}

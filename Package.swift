@@ -55,7 +55,7 @@ let package = Package(
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
         .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes"]),
-        .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent", "Bytes", "Media"]),
+        .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent", "Bytes", "Media", "EventLoop", "ICE"]),
         .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
         .executableTarget(name: "media-probe", dependencies: ["Media"]),

@@ -97,6 +97,19 @@ public final class DTLSTransport: @unchecked Sendable {
     /// RFC 6347 §4.2.4.1 suggests 1 s; doubled after each timeout up to
     /// ``maximumRetransmissionUs``).
     public static let initialRetransmissionUs: UInt32 = 100_000
+
+    /// OpenSSL's info callback (`SSL_set_info_callback`): each handshake state it enters
+    /// ("SSLv3/TLS write client hello") and each alert, as `dtls` debug lines.
+    static let infoCallback: @convention(c) (OpaquePointer?, Int32, Int32) -> Void = { ssl, where_, ret in
+        let side = where_ & SSL_ST_CONNECT != 0 ? "client" : (where_ & SSL_ST_ACCEPT != 0 ? "server" : "")
+        if where_ & SSL_CB_ALERT != 0 {
+            let desc = SSL_alert_desc_string_long(ret).map { String(cString: $0) } ?? "?"
+            Log.write(.debug, "dtls", "alert \(where_ & SSL_CB_READ != 0 ? "received" : "sent"): \(desc)")
+        } else if where_ & SSL_CB_LOOP != 0 || where_ & SSL_CB_HANDSHAKE_DONE != 0 {
+            let state = SSL_state_string_long(ssl).map { String(cString: $0) } ?? "?"
+            Log.write(.debug, "dtls", where_ & SSL_CB_HANDSHAKE_DONE != 0 ? "handshake done" : "\(side): \(state)")
+        }
+    }
     /// The largest handshake retransmission timeout, µs (3 s; RFC 6347 suggests 60 s,
     /// longer than our 10 s handshake limit).
     public static let maximumRetransmissionUs: UInt32 = 3_000_000
@@ -212,6 +225,8 @@ public final class DTLSTransport: @unchecked Sendable {
             previousUs == 0 ? DTLSTransport.initialRetransmissionUs
                 : min(previousUs * 2, DTLSTransport.maximumRetransmissionUs)
         }
+        // --log-level debug: each handshake step and alert, as OpenSSL names them.
+        if Log.enabled(.debug) { SSL_set_info_callback(ssl, DTLSTransport.infoCallback) }
         if role == .client { SSL_set_connect_state(ssl) } else { SSL_set_accept_state(ssl) }
         self.context = ctx
         self.ssl = ssl

@@ -1,5 +1,6 @@
 // SRTP: SRTP protection profiles (RFC 5764 §4.1.2, RFC 7714), keying material from DTLS (RFC 5764 §4.2) and libsrtp2 sessions (RFC 3711).
 import CSRTP
+import EventLoop
 import Synchronization
 
 // MARK: - Profiles
@@ -173,8 +174,21 @@ public struct SRTPKeyingMaterial: Equatable, Sendable {
 // MARK: - Session
 
 /// libsrtp's one-time initialisation, run on first use by Swift's thread-safe
-/// lazy global initialisation; holds `srtp_init()`'s status code.
-private let srtpInitStatus: Int = Int(srtp_init().rawValue)
+/// lazy global initialisation; holds `srtp_init()`'s status code. libsrtp's own messages
+/// go to the log as `srtp` lines (its error, warning, info and debug levels).
+private let srtpInitStatus: Int = {
+    let status = Int(srtp_init().rawValue)
+    _ = srtp_install_log_handler({ level, message, _ in
+        let mapped: LogLevel = switch level {
+        case srtp_log_level_error: .error
+        case srtp_log_level_warning: .warn
+        case srtp_log_level_info: .info
+        default: .debug
+        }
+        Log.write(mapped, "srtp", message.map { String(cString: $0) } ?? "")
+    }, nil)
+    return status
+}()
 
 /// Counts of SRTP/SRTCP operations and failures for statistics.
 public struct SRTPCounters: Equatable, Sendable {

@@ -20,6 +20,8 @@ public enum CallEvent: Sendable {
     case track(peer: String, kind: String, mid: String, codec: String)
     /// Periodic counts: video frames and audio packets recorded so far from `peer`.
     case frames(peer: String, video: Int, audio: Int)
+    /// Once a second with the frames: the figures of a status line (``LinkProgress``).
+    case progress(peer: String, LinkProgress)
     /// An offer arrived while in a call and was declined (we stay in our call).
     case busy(from: String, reason: String)
     /// A room member announced itself (`callme`), with its user id.
@@ -72,4 +74,14 @@ public enum CallEvent: Sendable {
                      numbered: NumberedCount?)
     /// Final statistics of the connection with `peer`.
     case stats(peer: String, report: StatsReport, videoPath: String, audioPath: String)
+}
+
+/// One second of a link, for a status line: video frames in and out so far, kbit/s each
+/// way over the last interval (transport bytes: SRTP, SRTCP, DTLS), the RTCP round trip
+/// (ms) and the share of inbound RTP packets lost so far (RFC 3550 A.3, %).
+public struct LinkProgress: Sendable, Equatable {
+    public var framesIn = 0, framesOut = 0
+    public var kbpsIn = 0.0, kbpsOut = 0.0
+    public var rttMs: Double?
+    public var lossPercent = 0.0
 }

@@ -221,9 +221,29 @@ final class CallRun {
                 let s = link.pc.getStats()
                 onEvent(.frames(peer: link.peer, video: s.inbound("video")?.framesWritten ?? 0,
                                 audio: s.inbound("audio")?.framesWritten ?? 0))
+                onEvent(.progress(peer: link.peer, progress(s, of: link, at: now)))
             }
         }
         return nil
+    }
+
+    /// The status-line figures of `link` from its stats `s` at `now` (kbit/s since the
+    /// last report).
+    private func progress(_ s: StatsReport, of link: CallLink, at now: Date) -> LinkProgress {
+        var p = LinkProgress()
+        p.framesIn = s.inbound("video")?.framesWritten ?? 0
+        p.framesOut = s.outbound("video")?.framesSent ?? 0
+        let received = s.transports.first?.bytesReceived ?? 0, sent = s.transports.first?.bytesSent ?? 0
+        if let last = link.lastBytes, now > last.at {
+            let seconds = now.timeIntervalSince(last.at)
+            p.kbpsIn = Double(received - last.received) * 8 / 1000 / seconds
+            p.kbpsOut = Double(sent - last.sent) * 8 / 1000 / seconds
+        }
+        link.lastBytes = (received, sent, now)
+        p.rttMs = s.candidatePairs.first?.currentRoundTripTime.map { $0 * 1000 }
+        let lost = s.inboundRTP.reduce(0) { $0 + max(0, $1.packetsLost) }, got = s.inboundRTP.reduce(0) { $0 + $1.packetsReceived }
+        p.lossPercent = lost + got > 0 ? Double(lost) * 100 / Double(lost + got) : 0
+        return p
     }
 
     private func message(topic: String, event: WampEvent) async -> CallResult? {

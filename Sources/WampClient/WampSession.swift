@@ -174,6 +174,7 @@ public final class WampSession: Sendable {
 
     /// Sends `message` on the current transport (none: dropped).
     func send(_ message: WampMessage) {
+        Log.write(.debug, "wamp", "→ \(message.type.name)")
         state.socket?.send(message.serialized)
     }
 
@@ -184,7 +185,9 @@ public final class WampSession: Sendable {
         switch event {
         case .text(let text):
             do {
-                handle(try WampMessage(parsing: text))
+                let message = try WampMessage(parsing: text)
+                Log.write(.debug, "wamp", "← \(message.type.name)")
+                handle(message)
             } catch {
                 violation(error)
             }

@@ -1,6 +1,7 @@
 // CallCommand: `peer offer|answer|room` — its command line read into CallOptions, the --json events, and one call run.
 import Bytes
 import Dispatch
+import EventLoop
 import Foundation
 import Synchronization
 import ICE
@@ -46,6 +47,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     var statsPath: String?
     var repeatCount: Int?
     var control = false
+    var progress = isatty(2) == 1  // a terminal: the status line by default
     var o = CallOptions(role: role, router: "")
     var p = OptionParser(command: role.rawValue, arguments)
     while let option = p.next() {
@@ -137,6 +139,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             guard text == "stdin" else { p.refuse(text, expected: "stdin (one JSON command per line, e.g. {\"action\":\"hold\"})") }
             control = true
         case "--json": json = true
+        case "--progress": progress = true
         case "--stats": statsPath = p.output()
         case "--repeat":
             let text = p.value()
@@ -169,6 +172,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             p.fail("--turn \"\(entry.url)\": \(error)")
         }
     }
+    if progress { StatusLine.shared.enable() }
     return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount, control: control)
 }
 
@@ -209,8 +213,11 @@ let processStart: TimeInterval = {
     return ProcessInfo.processInfo.systemUptime
 }()
 
-/// Human progress on stderr.
-func say(_ line: String) {
+/// Human progress on stderr, `peer: <line>`, when the log level takes `level` (info by
+/// default: `-q` keeps only errors).
+func say(_ line: String, level: LogLevel = .info) {
+    guard Log.enabled(level) else { return }
+    StatusLine.shared.clear()
     FileHandle.standardError.write(Data("peer: \(line)\n".utf8))
 }
 
@@ -219,6 +226,7 @@ func say(_ line: String) {
 func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
     _ = processStart
     let line = parseCallOptions(role: role, arguments)
+    startLogging()
     let out = JSONEvents()
     let current = CurrentCall()
     // SIGINT/SIGTERM hang up: close files properly, then exit 130 or 143 (128 + signal).
@@ -279,7 +287,8 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
         case .dataChannel, .dataMessage, .dataError, .dataSendResult, .dataControl, .dataSummary:
             printDataEvent(event, json: json, out: out)
         case let .state(s, peer, reason):
-            say("\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")")
+            if peer == nil { StatusLine.shared.setState(s.rawValue) }
+            say("\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")", level: s == .failed ? .error : .info)
             if json { out.emit(["event": "state", "state": s.rawValue, "peer": peer ?? NSNull(), "reason": reason ?? NSNull()]) }
         case let .signalingError(topic, reason):
             say("dropped a message on \(topic): \(reason)")
@@ -297,6 +306,8 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             if json { out.emit(["event": "track", "peer": peer, "kind": kind, "mid": mid, "codec": codec]) }
         case let .frames(peer, video, audio):
             if json { out.emit(["event": "frames", "peer": peer, "video": video, "audio": audio]) }
+        case let .progress(peer, figures):
+            StatusLine.shared.update(peer: peer, figures)
         case let .busy(from, reason):
             say("declined \(from): \(reason)")
             if json { out.emit(["event": "busy", "from": from, "reason": reason]) }

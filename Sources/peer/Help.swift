@@ -20,7 +20,7 @@ enum Help {
     static let loopback = """
       peer loopback [--duration S] [--timeout S] [--video pattern:WxH@FPS] [--bitrate KBPS]
                     [--out-dir DIR] [--vanilla] [--json] [--no-media]
-                    [--data-channel SPEC …] [--data-burst LABEL:N:BYTES …]
+                    [--data-channel SPEC …] [--data-burst LABEL:N:BYTES …] [-v | -q | --log-level L]
                               self-test without router or STUN: two peer connections in this
                               process call each other over 127.0.0.1 and record
                               loopback-a/b.ivf and .ogg; exit 0 when each side got ≥ 95 % of
@@ -130,6 +130,15 @@ enum Help {
                               send, control, dataSummary, stats (W3C webrtc-stats), exit;
                               each with t = ms since start,
                               e.g. peer offer … --json | jq 'select(.event=="frames")'
+      --progress              one status line on stderr, rewritten each second: state, video
+                              frames in/out, kbit/s each way, RTT, loss (the default when
+                              stderr is a terminal), e.g. peer offer … --progress
+      -v, --verbose | -q, --quiet | --log-level error|warn|info|debug|trace
+                              how much goes to stderr (default info, or $PEER_LOG): -v is
+                              debug (libnice's connectivity checks, the DTLS handshake, WAMP
+                              messages, libsrtp), -vv trace (STUN messages, WebSocket
+                              frames); -q errors only; each such line timed and named by its
+                              component, e.g. --log-level debug prints "0.168 dtls: …"
       --stats PATH            write the final statistics of every peer to PATH (JSON),
                               e.g. --stats call-stats.json
       --repeat N|forever      offer/answer only: N calls one after another in this process

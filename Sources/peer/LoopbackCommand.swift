@@ -1,4 +1,5 @@
 // LoopbackCommand: `peer loopback` — two peer connections in this process calling each other over 127.0.0.1.
+import EventLoop
 import Foundation
 import PeerAgent
 import PeerCall
@@ -28,7 +29,10 @@ func loopbackCommand(_ arguments: [String]) async {
         default: p.unknownOption()
         }
     }
-    let progress: @Sendable (String) -> Void = { line in FileHandle.standardError.write(Data("peer loopback: \(line)\n".utf8)) }
+    startLogging()
+    let progress: @Sendable (String) -> Void = { line in
+        if Log.enabled(.info) { FileHandle.standardError.write(Data("peer loopback: \(line)\n".utf8)) }
+    }
     do {
         let (a, b) = try await Loopback.run(options, progress: progress)
         var ok = true
@@ -40,11 +44,11 @@ func loopbackCommand(_ arguments: [String]) async {
             if share < 0.95, options.media { ok = false }
             for (label, n) in side.data.sorted(by: { $0.key < $1.key }) {
                 let line = #"{"event":"dataSummary","side":"\#(side.name)","label":"\#(label)","numbered":{"received":\#(n.received),"missing":\#(n.missing),"duplicates":\#(n.duplicates),"outOfOrder":\#(n.outOfOrder)}}"#
-                if json { print(line) } else { FileHandle.standardError.write(Data("peer loopback: side \(side.name) \(label): \(n.received) numbered messages, \(n.missing) missing, \(n.duplicates) repeated, \(n.outOfOrder) out of order\n".utf8)) }
+                if json { print(line) } else if Log.enabled(.info) { FileHandle.standardError.write(Data("peer loopback: side \(side.name) \(label): \(n.received) numbered messages, \(n.missing) missing, \(n.duplicates) repeated, \(n.outOfOrder) out of order\n".utf8)) }
             }
             if json {
                 print(#"{"event":"stats","side":"\#(side.name)","framesSent":\#(other.framesSent),"framesReceived":\#(side.distinctFramesReceived),"video":"\#(side.videoPath)","audio":"\#(side.audioPath)","report":\#(side.stats.json)}"#)
-            } else {
+            } else if Log.enabled(.info) {
                 FileHandle.standardError.write(Data("""
                     peer loopback: side \(side.name) received \(side.distinctFramesReceived)/\(other.framesSent) frames \
                     (\(String(format: "%.1f", share * 100)) %), framesDecoded \(inbound?.framesDecoded ?? 0), \

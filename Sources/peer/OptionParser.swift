@@ -2,6 +2,7 @@
 // walks the arguments, reads option values and the values several commands share
 // (--bitrate, --video), and words every refusal alike, exiting 2.
 import Bytes
+import EventLoop
 import Foundation
 import PeerAgent
 import PeerCall
@@ -55,7 +56,30 @@ struct OptionParser {
             print(Help.text(for: command) ?? Help.general)
             exit(0)
         }
+        if takeLogOption() { return next() }
         return option
+    }
+
+    /// `-v`/`--verbose` (repeatable, `-vv`: one level more each), `-q`/`--quiet` (errors
+    /// only), `--log-level LEVEL`: every command's, set at once (``Log/configure(level:start:)``),
+    /// the last one winning. True when the current word was one of them.
+    private mutating func takeLogOption() -> Bool {
+        let more = option == "--verbose" ? 1 : (option.count > 1 && option.dropFirst().allSatisfy { $0 == "v" } && option.hasPrefix("-") ? option.count - 1 : 0)
+        if more > 0, inline == nil {
+            Log.configure(level: LogLevel(rawValue: min(Log.level.rawValue + more, LogLevel.trace.rawValue)) ?? .trace)
+            return true
+        }
+        if option == "-q" || option == "--quiet", inline == nil {
+            Log.configure(level: .error)
+            return true
+        }
+        if option == "--log-level" {
+            let text = value()
+            guard let level = LogLevel(name: text) else { refuse(text, expected: "error, warn, info, debug or trace") }
+            Log.configure(level: level)
+            return true
+        }
+        return false
     }
 
     /// The value of the current option: the word after it (the parser moves past it),

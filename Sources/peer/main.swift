@@ -55,6 +55,7 @@ func sdpCommand(_ arguments: [String]) {
 }
 
 let arguments = Array(CommandLine.arguments.dropFirst())
+configureLogFromEnvironment()
 switch arguments.first {
 case "--version", "version":
     print(PeerVersion.text)

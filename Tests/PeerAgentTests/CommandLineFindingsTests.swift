@@ -133,13 +133,32 @@ import TestSupport
         #expect(exit?["code"] as? Int == code, "\(String(describing: exit))")
     }
 
-    /// A loopback says each side's `closed` once.
+    /// A loopback says each side's `closed` once (data only: the check is of the states,
+    /// and the parallel phase leaves too little CPU for media at full rate).
     @Test func aLoopbackSaysClosedOnce() async throws {
-        let run = try await Self.run(["loopback", "--duration", "1", "--video", "pattern:160x120@15"])
+        let run = try await Self.run(["loopback", "--duration", "1", "--no-media", "--data-channel", "chat"])
         #expect(run.status == 0, "\(run.stderr)")
         for side in ["a", "b"] {
             let n = run.stderr.components(separatedBy: "\n").filter { $0.hasPrefix("peer loopback: \(side): closed") }.count
             #expect(n == 1, "side \(side): closed said \(n) times\n\(run.stderr)")
         }
+    }
+
+    /// The log level: PEER_LOG=debug makes a loopback print libnice's checks and the DTLS
+    /// handshake as timed, named lines (`0.123 ice: …`); `-q` leaves stderr empty; a level
+    /// that is none is exit 2 naming where it came from.
+    @Test func theLogLevelComesFromPEER_LOGOrTheOptions() async throws {
+        let loopback = ["loopback", "--duration", "1", "--no-media", "--data-channel", "chat"]
+        let debug = try await Self.run(loopback, environment: ["PEER_LOG": "debug"])
+        #expect(debug.status == 0, "\(debug.stderr.suffix(2000))")
+        let timed = debug.stderr.split(separator: "\n").filter { $0.range(of: #"^[0-9]+\.[0-9]{3} [a-z]+: "#, options: .regularExpression) != nil }
+        #expect(timed.contains { $0.contains(" ice: ") && $0.contains("conncheck") }, "libnice's checks: \(timed.prefix(5))")
+        #expect(timed.contains { $0.contains(" dtls: client: SSLv3/TLS write client hello") } && timed.contains { $0.contains(" dtls: handshake done") })
+        let quiet = try await Self.run(loopback + ["-q"])
+        #expect(quiet.status == 0 && quiet.stderr.isEmpty, "-q: \(quiet.stderr)")
+        let loud = try await Self.run(loopback, environment: ["PEER_LOG": "loud"])
+        #expect(loud.status == 2 && loud.stderr.contains("PEER_LOG \"loud\": expected error, warn, info, debug or trace"), "\(loud.stderr)")
+        let option = try await Self.run(loopback + ["--log-level", "chatty"])
+        #expect(option.status == 2 && option.stderr.contains("--log-level \"chatty\": expected error, warn, info, debug or trace"), "\(option.stderr)")
     }
 }

@@ -1,4 +1,4 @@
-// ReceiveSinks: the sink side of an RtpReceiver — IVF, Ogg Opus and WAV writers and the decoders, on the receiver's sink thread.
+// ReceiveSinks: the sink side of an RtpReceiver — IVF, Ogg Opus, WAV and WebM/Matroska writers and the decoders, on the receiver's sink thread.
 import Media
 
 /// One thing the network side hands to the sinks: a video frame, or an audio packet
@@ -30,6 +30,7 @@ final class ReceiveSinks {
     private var ivf: IVFWriter?
     private var ogg: OggOpusWriter?
     private var wav: WAVWriter?
+    private var mkv: MatroskaWriter?
     private var vp8: VP8Decoder?
     private var opus: OpusDecoder?
     /// What the sinks counted.
@@ -56,6 +57,7 @@ final class ReceiveSinks {
         try? ivf?.close()
         try? ogg?.close()
         try? wav?.close()
+        try? mkv?.close()
     }
 
     /// `body`'s result, or nil with its error noted in ``errors`` (a file that could not be
@@ -72,6 +74,8 @@ final class ReceiveSinks {
             ivf = noting { try IVFWriter(path: path, thread: thread) }
         }
         if let ivf, noting({ try ivf.write(frame) }) != nil { stats.framesWritten = ivf.framesWritten }
+        if mkv == nil, let path = options.matroskaPath { mkv = noting { try MatroskaWriter(path: path, tracks: [.vp8]) } }
+        if let mkv, noting({ try mkv.write(video: frame, track: 0, ms: frame.timestamp / 90) }) != nil { stats.framesWritten = mkv.packetsWritten[0] }
         guard options.decode else { return }
         if vp8 == nil { vp8 = try? VP8Decoder() }
         guard let vp8, let decoded = try? vp8.decode(frame.data, timestamp: frame.timestamp) else { return }
@@ -92,6 +96,8 @@ final class ReceiveSinks {
                 ogg = noting { try OggOpusWriter(path: path, channels: channelCount) }
             }
             if let ogg, noting({ try ogg.write(frame) }) != nil { stats.framesWritten = ogg.packetsWritten }
+            if mkv == nil, let path = options.matroskaPath { mkv = noting { try MatroskaWriter(path: path, tracks: [.opus]) } }
+            if let mkv, noting({ try mkv.write(audio: frame, track: 0, ms: frame.timestamp / 48) }) != nil { stats.framesWritten = mkv.packetsWritten[0] }
         }
         guard options.decode || options.wavPath != nil else { return }
         if opus == nil { opus = try? OpusDecoder(channels: channels) }

@@ -16,16 +16,37 @@ public struct ReceiveOptions: Sendable, Equatable {
     public var oggPath: String?
     /// Also write decoded audio to this WAV file (implies decoding audio).
     public var wavPath: String?
+    /// Record this track alone to this WebM or Matroska file (`.webm`, `.mkv`, `.mka`;
+    /// libavformat's muxer), VP8 frames or Opus packets as received.
+    public var matroskaPath: String?
     /// Decode what arrives (VP8 → framesDecoded, frame markers; Opus → samples), for
     /// statistics and checks. Costs CPU; recording does not need it.
     public var decode: Bool = true
 
     /// Nothing recorded, decoding on.
-    public init(ivfPath: String? = nil, oggPath: String? = nil, wavPath: String? = nil, decode: Bool = true) {
+    public init(ivfPath: String? = nil, oggPath: String? = nil, wavPath: String? = nil, matroskaPath: String? = nil, decode: Bool = true) {
         self.ivfPath = ivfPath
         self.oggPath = oggPath
         self.wavPath = wavPath
+        self.matroskaPath = matroskaPath
         self.decode = decode
+    }
+
+    /// Whether `path` names a WebM or Matroska file (`.webm`, `.mkv`, `.mka`).
+    public static func isMatroska(_ path: String) -> Bool {
+        let p = path.lowercased()
+        return p.hasSuffix(".webm") || p.hasSuffix(".mkv") || p.hasSuffix(".mka")
+    }
+
+    /// The sinks of a track of `kind` recording to `path` (nil: none), the format by its
+    /// extension: video `.webm`/`.mkv` (Matroska) or else IVF; audio `.webm`/`.mka`/`.mkv`
+    /// (Matroska), `.wav` (decoded PCM) or else Ogg Opus.
+    public static func recording(_ kind: MediaKind, to path: String?, decode: Bool) -> ReceiveOptions {
+        guard let path else { return ReceiveOptions(decode: decode) }
+        if isMatroska(path) { return ReceiveOptions(matroskaPath: path, decode: decode) }
+        if kind == .video { return ReceiveOptions(ivfPath: path, decode: decode) }
+        if path.lowercased().hasSuffix(".wav") { return ReceiveOptions(wavPath: path, decode: decode) }
+        return ReceiveOptions(oggPath: path, decode: decode)
     }
 }
 

@@ -322,19 +322,20 @@ final class CallRun {
         let pc = try PeerConnection(configuration: options.connectionConfiguration) { event in
             feed.yield(.connection(peer: peer, event: event))
         }
-        let receive = ReceiveOptions(ivfPath: videoPath, oggPath: audioPath, decode: options.decode)
+        // The file format by the path's extension (ReceiveOptions.recording).
+        let receiveAudio = ReceiveOptions.recording(.audio, to: audioPath, decode: options.decode)
+        let receiveVideo = ReceiveOptions.recording(.video, to: videoPath, decode: options.decode)
         let decode = options.decode
         pc.receiveOptionsForAddedTracks = { kind, mid in
-            kind == .video ? ReceiveOptions(ivfPath: Self.addedTrackPath(videoPath, mid: mid), decode: decode)
-                           : ReceiveOptions(oggPath: Self.addedTrackPath(audioPath, mid: mid), decode: decode)
+            ReceiveOptions.recording(kind, to: Self.addedTrackPath(kind == .video ? videoPath : audioPath, mid: mid), decode: decode)
         }
         // `--video none --audio none` with data channels: a data-only call (no m-sections
         // for media; a peer's media sections still get recvonly transceivers when offered).
         if !(options.video == .none && options.audio == .none && !options.dataChannels.isEmpty) {
             pc.addTransceiver(.audio, direction: options.audio == .none ? .recvonly : .sendrecv,
-                              audio: try options.audio.makeSource(), encoding: options.encoding, receive: receive)
+                              audio: try options.audio.makeSource(), encoding: options.encoding, receive: receiveAudio)
             pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
-                              video: try options.video.makeSource(), encoding: options.encoding, receive: receive)
+                              video: try options.video.makeSource(), encoding: options.encoding, receive: receiveVideo)
         }
         let link = CallLink(peer: peer, pc: pc, offerer: offerer, videoPath: videoPath, audioPath: audioPath)
         try openDataChannels(link)

@@ -75,9 +75,12 @@ enum Help {
       --audio tone[:HZ] | wav:PATH | none
                               what to send (default tone:440), e.g. --audio wav:voice.wav
       --video-out PATH        record remote video here (default remote-<peer>.ivf; in a room
-                              -<peer> is added before the extension), e.g. --video-out in.ivf
-      --audio-out PATH        record remote audio here (default remote-<peer>.ogg),
-                              e.g. --audio-out in.ogg
+                              -<peer> is added before the extension); the format by the
+                              extension: .ivf, or .webm/.mkv (WebM/Matroska, which ffprobe
+                              and players read with its duration), e.g. --video-out in.webm
+      --audio-out PATH        record remote audio here (default remote-<peer>.ogg): .ogg (Ogg
+                              Opus), .wav (decoded PCM), .webm/.mka/.mkv (Matroska),
+                              e.g. --audio-out in.wav
       --bitrate KBPS          video bitrate (default 1000), e.g. --bitrate 500
       --duration S            media time once established (default 10), e.g. --duration 30
       --timeout S             wait at most this long for the router, then for each step of

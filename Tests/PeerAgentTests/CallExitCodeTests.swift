@@ -43,9 +43,7 @@ import TestSupport
             let services = try await TestServices.shared()
             let h = CallHarness("noframes\(turnedOff ? "-off" : "")")
             let empty = h.dir + "/empty.ivf"
-            // An IVF file header (VP80, 30/1 time base) with no frame after it.
-            let header = IVFHeader(width: 160, height: 120, timeBaseRate: 30, timeBaseScale: 1, frameCount: 0)
-            try Data(header.bytes).write(to: URL(fileURLWithPath: empty))
+            try CallChecks.writeInterFramesOnly(to: empty)
             let args = try CallHarness.common(services, duration: 2, timeout: 20)
             async let answerer = h.run("answerer", "answer", args + (turnedOff ? ["--min-frames", "0"] : []))
             #expect(await h.waitForState("answerer", "ringing"), "answerer never subscribed: \(h.liveEvents("answerer"))")

@@ -16,8 +16,7 @@ import TestSupport
             let services = try await TestServices.shared()
             let h = CallHarness("repeat")
             let empty = h.path("empty.ivf")
-            let header = IVFHeader(width: 160, height: 120, timeBaseRate: 30, timeBaseScale: 1, frameCount: 0)
-            try Data(header.bytes).write(to: URL(fileURLWithPath: empty))
+            try CallChecks.writeInterFramesOnly(to: empty)
             let args = try CallHarness.common(services, duration: 1.5, timeout: 20)
             async let answerer = h.run("answerer", "answer", args + ["--repeat", "4"], timeout: 90)
             var offers: [PeerRun] = []

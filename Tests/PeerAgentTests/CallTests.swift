@@ -1,4 +1,5 @@
 import Foundation
+import Media
 import Testing
 import TestSupport
 
@@ -144,6 +145,7 @@ struct CallHarness: Sendable {
     func path(_ file: String) -> String { dir + "/" + file }
 
     /// Runs `peer SUBCOMMAND ARGS --prefix PREFIX --video-out DIR/NAME.ivf --audio-out DIR/NAME.ogg`
+    /// (other extensions, so other formats, with `files`)
     /// to its exit (killed after `timeout` s) without blocking the cooperative pool.
     ///
     /// A `/bin/sh` writes the pid to `DIR/NAME.pid` and `exec`s `peer` (same pid, so
@@ -162,8 +164,9 @@ struct CallHarness: Sendable {
     /// it turns zombie or disappears, polled every 10 ms), not around
     /// ``TestServices/run(_:_:environment:timeout:)``: with many processes spawned at
     /// once from this test process that returned up to seconds after `peer` had exited.
-    func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double = 60) async throws -> PeerRun {
-        try await run(name, subcommand, args, timeout: timeout, script: #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err""#)
+    func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double = 60,
+             files: (video: String, audio: String) = ("ivf", "ogg")) async throws -> PeerRun {
+        try await run(name, subcommand, args, timeout: timeout, script: #"echo $$ > "$0.pid"; exec "$@" > "$0.jsonl" 2> "$0.err""#, files: files)
     }
 
     /// ``run(_:_:_:timeout:)`` with standard input read from the fifo `input` (opened
@@ -181,9 +184,9 @@ struct CallHarness: Sendable {
     }
 
     private func run(_ name: String, _ subcommand: String, _ args: [String], timeout: Double, script: String,
-                     command: [String] = [CallHarness.peer]) async throws -> PeerRun {
+                     command: [String] = [CallHarness.peer], files: (video: String, audio: String) = ("ivf", "ogg")) async throws -> PeerRun {
         let base = path(name)
-        let full = [subcommand] + args + ["--prefix", prefix, "--video-out", base + ".ivf", "--audio-out", base + ".ogg"]
+        let full = [subcommand] + args + ["--prefix", prefix, "--video-out", base + "." + files.video, "--audio-out", base + "." + files.audio]
         let asked = ProcessInfo.processInfo.systemUptime
         async let watched = Self.watchLifetime(pidFile: base + ".pid", timeout: timeout)
         let r = try await TestServices.run("/bin/sh", ["-c", script, base] + command + full, timeout: timeout)
@@ -342,6 +345,18 @@ enum CallChecks {
         // "63 decoded frames/63 showed frames in 16211 us (3886.25 fps)" on stderr.
         let summary = dec.stderr.split(separator: "\n").first { $0.contains("decoded frames") } ?? ""
         return try #require(Int(summary.split(separator: " ").first ?? ""), "vpxdec summary: \(dec.stderr)")
+    }
+
+    /// Writes an IVF file (VP80, 30/1 time base) of 30 inter frames and no key frame: a
+    /// source that sends frames of which a receiver writes none (each waits for a key
+    /// frame that never comes). A header alone would be refused before connecting.
+    static func writeInterFramesOnly(to path: String) throws {
+        var bytes = IVFHeader(width: 160, height: 120, timeBaseRate: 30, timeBaseScale: 1, frameCount: 30).bytes
+        let inter: [UInt8] = [0x11, 0x00, 0x00, 0x00]  // frame tag: P (inter) 1, show_frame 1, first partition 0 bytes (RFC 6386 §9.1)
+        for i in 0..<30 {
+            bytes += [UInt8(inter.count), 0, 0, 0] + (0..<8).map { UInt8((i >> ($0 * 8)) & 0xFF) } + inter
+        }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
     }
 
     /// ffprobe's duration of an Ogg file, seconds.

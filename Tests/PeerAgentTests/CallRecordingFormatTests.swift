@@ -1,0 +1,85 @@
+// Recording formats chosen by the file's extension in real calls through the router: WebM and Matroska video (libavformat's muxer), Ogg and WAV audio, each read back by ffprobe (duration, codec, frames), and a WebM left by a SIGKILLed process that ffmpeg still reads.
+import Foundation
+import Testing
+import TestSupport
+
+@Suite struct CallRecordingFormatTests {
+    /// ffprobe's view of a file: the container's duration (s), and its first stream's
+    /// codec and frame count (counted by reading them).
+    struct Probe {
+        var duration: Double?
+        var codec: String?
+        var frames: Int?
+    }
+
+    static func probe(_ path: String) async throws -> Probe {
+        let run = try await CallChecks.tool("ffprobe", ["-v", "error", "-count_frames", "-show_entries",
+                                                       "format=duration:stream=codec_name,nb_read_frames", "-of", "json", path])
+        #expect(run.status == 0, "ffprobe \(path): \(run.stderr)")
+        let json = (try? JSONSerialization.jsonObject(with: Data(run.stdout.utf8)) as? [String: Any]) ?? [:]
+        let stream = (json["streams"] as? [[String: Any]])?.first
+        return Probe(duration: ((json["format"] as? [String: Any])?["duration"] as? String).flatMap(Double.init),
+                     codec: stream?["codec_name"] as? String, frames: (stream?["nb_read_frames"] as? String).flatMap { Int($0) })
+    }
+
+    /// A 10 s call: the answerer records video to `.webm` and audio to `.wav`, the
+    /// offerer video to `.mkv` and audio to `.ogg`. Each file lasts the receiver's media
+    /// time (its `established` to its exit) within 2 % by ffprobe, has the right codec
+    /// (vp8, opus, pcm_s16le), and the video files hold the frames the receiver says it
+    /// wrote, ≥ 90 % of what the sender sent.
+    @Test func webmMatroskaOggAndWavLastTheCall() async throws {
+        try await CallSlots.with(peers: 2) {
+            let services = try await TestServices.shared()
+            let h = CallHarness("formats")
+            defer { h.remove() }
+            let common = try CallHarness.common(services, duration: 10)
+            async let answerer = h.run("answerer", "answer", common, files: ("webm", "wav"))
+            #expect(await h.waitForState("answerer", "ringing"))
+            async let offerer = h.run("offerer", "offer", common, files: ("mkv", "ogg"))
+            let (a, o) = try await (answerer, offerer)
+            CallChecks.exitedZero([a, o])
+            for (receiver, sender, video, audio, audioCodec) in [(a, o, "webm", "wav", "pcm_s16le"), (o, a, "mkv", "ogg", "opus")] {
+                let established = try #require(receiver.time(of: "state", "state", "established"), "\(receiver.log)")
+                let exit = try #require(receiver.events("exit").first?["t"] as? Double, "\(receiver.log)")
+                let mediaTime = (exit - established) / 1000
+                let v = try await Self.probe(h.path("\(receiver.name).\(video)")), s = try await Self.probe(h.path("\(receiver.name).\(audio)"))
+                let written = receiver.stats(about: sender.name).flatMap { CallChecks.statsObject($0, type: "inbound-rtp", kind: "video") }?["framesWritten"] as? Int
+                let sent = sender.stats(about: receiver.name).flatMap { CallChecks.statsObject($0, type: "outbound-rtp", kind: "video") }?["framesSent"] as? Int ?? 0
+                print("formats: \(receiver.name) media time \(String(format: "%.3f", mediaTime)) s; .\(video) \(v); .\(audio) \(s); framesWritten \(String(describing: written)), sent \(sent)")
+                #expect(v.codec == "vp8" && s.codec == audioCodec)
+                for (file, d) in [(video, v.duration), (audio, s.duration)] {
+                    #expect(d.map { abs($0 - mediaTime) <= 0.02 * mediaTime } == true, ".\(file): \(String(describing: d)) s vs media time \(mediaTime) s")
+                }
+                #expect(v.frames != nil && v.frames == written && Double(v.frames ?? 0) >= 0.9 * Double(sent), "frames \(String(describing: v.frames))")
+            }
+        }
+    }
+
+    /// A WebM recording whose process is killed with SIGKILL mid-call: ffmpeg reads it
+    /// without an error, to within a second and a half of the kill (its last whole cluster;
+    /// clusters are 1 s).
+    @Test func aKilledProcessLeavesAWebMThatPlays() async throws {
+        try await CallSlots.with(peers: 2) {
+            let services = try await TestServices.shared()
+            let h = CallHarness("killed-webm")
+            defer { h.remove() }
+            let common = try CallHarness.common(services, duration: 20)
+            async let answerer = h.run("answerer", "answer", common, files: ("webm", "ogg"))
+            #expect(await h.waitForState("answerer", "ringing"))
+            async let offerer = h.run("offerer", "offer", common)
+            let recording = await h.waitFor("answerer") { $0["event"] as? String == "frames" && ($0["video"] as? Int ?? 0) >= 60 }
+            #expect(recording)
+            let pid = try h.pid("answerer")
+            #expect(kill(pid, SIGKILL) == 0)
+            let runs = try await [answerer, offerer]
+            #expect(runs[0].status != 0)
+            let frames = runs[0].events("frames").last?["video"] as? Int ?? 0
+            let file = h.path("answerer.webm")
+            let decoded = try await CallChecks.tool("ffmpeg", ["-v", "error", "-i", file, "-f", "null", "-"])
+            let p = try await Self.probe(file)
+            print("killed webm: \(p); the last frames event said \(frames) frames; ffmpeg: \(decoded.stderr.prefix(300))")
+            #expect(decoded.status == 0 && p.codec == "vp8", "ffmpeg -i \(file): \(decoded.stderr)")
+            #expect((p.frames ?? 0) >= frames - 25, "frames read back \(String(describing: p.frames)) vs \(frames) written by the last report (15 fps)")
+        }
+    }
+}

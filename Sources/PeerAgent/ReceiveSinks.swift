@@ -4,11 +4,12 @@ import Media
 /// One thing the network side hands to the sinks: a video frame, or an audio packet
 /// (nil: a gap only) with the samples lost before it (to conceal).
 enum SinkItem: Sendable {
-    /// A complete VP8 frame, timestamp counted from the stream's first.
-    case video(EncodedVideoFrame)
-    /// An Opus packet (nil: none, only the gap) and the samples (48 kHz, per channel)
-    /// missing before it, if any.
-    case audio(EncodedAudioFrame?, gapBefore: Int?)
+    /// A complete VP8 frame, timestamp counted from the stream's first, and the sender's
+    /// clock as its last sender report gave it (nil before one).
+    case video(EncodedVideoFrame, clock: SenderClock?)
+    /// An Opus packet (nil: none, only the gap), the samples (48 kHz, per channel)
+    /// missing before it, if any, and the sender's clock.
+    case audio(EncodedAudioFrame?, gapBefore: Int?, clock: SenderClock?)
 }
 
 /// What an ``RtpReceiver``'s sinks counted (sink thread).
@@ -47,8 +48,12 @@ final class ReceiveSinks {
     /// Records and decodes `item`.
     func take(_ item: SinkItem) {
         switch item {
-        case let .video(frame): video(frame)
-        case let .audio(frame, gapBefore): audio(frame, gapBefore: gapBefore)
+        case let .video(frame, clock):
+            video(frame)
+            options.recorder?.video(frame, clock: clock)
+        case let .audio(frame, gapBefore, clock):
+            audio(frame, gapBefore: gapBefore)
+            if let frame { options.recorder?.audio(frame, clock: clock) }
         }
     }
 
@@ -58,6 +63,7 @@ final class ReceiveSinks {
         try? ogg?.close()
         try? wav?.close()
         try? mkv?.close()
+        options.recorder?.close()
     }
 
     /// `body`'s result, or nil with its error noted in ``errors`` (a file that could not be

@@ -32,6 +32,10 @@ public struct ReceiveOptions: Sendable, Equatable {
         self.decode = decode
     }
 
+    /// Record this track into one file with the connection's other track (`--record`):
+    /// audio and video of one peer in sync (``SyncedRecorder``).
+    public var recorder: SyncedRecorder?
+
     /// Whether `path` names a WebM or Matroska file (`.webm`, `.mkv`, `.mka`).
     public static func isMatroska(_ path: String) -> Bool {
         let p = path.lowercased()
@@ -102,6 +106,8 @@ final class RtpReceiver: Sendable {
         var assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
         var opusDepayloader = OpusDepayloader(reorderWindow: 5)
         var lastSenderReport: (middle: UInt32, arrivalMs: Int64)?
+        /// The last sender report's NTP time (seconds) and RTP timestamp (RFC 3550 §6.4.1).
+        var senderSync: (ntpSeconds: Double, rtp: UInt32)?
         var stats: InboundRTPStats
         var awaitingKeyframe = true
         var lastPLIms: Int64 = -10_000
@@ -225,7 +231,17 @@ final class RtpReceiver: Sendable {
         network.withLock { n in
             guard report.ssrc == n.remoteSSRC else { return }
             n.lastSenderReport = (RoundTripTime.middle32(ofNTP: report.ntpTimestamp), monotonicMs())
+            n.senderSync = (Double(report.ntpTimestamp >> 32) + Double(report.ntpTimestamp & 0xFFFF_FFFF) / 4_294_967_296,
+                            report.rtpTimestamp)
         }
+    }
+
+    /// The sender's clock from its last report, in the stream's own ticks (counted from
+    /// its first timestamp, as the sinks get them); nil before a report or a packet.
+    private func senderClock(_ n: NetworkState) -> SenderClock? {
+        guard let sync = n.senderSync, let first = n.firstTimestamp else { return nil }
+        var peek = n.timestamps  // a copy: the report's timestamp unwrapped near the stream's last
+        return SenderClock(ntpSeconds: sync.ntpSeconds, ticks: peek.unwrap(sync.rtp) - first)
     }
 
     /// Our report block about the remote stream (RFC 3550 §6.4.1), nil before a packet.
@@ -354,7 +370,7 @@ final class RtpReceiver: Sendable {
             }
             let ts = arrived(timestamp: frame.timestamp, now: now, &n, &e)
             toSink(.video(EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,
-                                            width: frame.width, height: frame.height)), &e)
+                                            width: frame.width, height: frame.height), clock: senderClock(n)), &e)
             return []
         case let .missing(loss):
             n.stats.framesDropped = (n.stats.framesDropped ?? 0) + max(1, loss.frames.count)
@@ -377,7 +393,7 @@ final class RtpReceiver: Sendable {
             // decoded audio (WAV, totalSamplesReceived) keeps the call's length.
             let gap = n.droppedAudioSamples
             n.droppedAudioSamples = 0
-            toSink(.audio(frame, gapBefore: gap > 0 ? gap : nil), &e)
+            toSink(.audio(frame, gapBefore: gap > 0 ? gap : nil, clock: senderClock(n)), &e)
         case let .missing(gap):
             guard sinkBacklog.load(ordering: .relaxed) < Self.maximumSinkBacklog(kind) else {
                 n.droppedAudioSamples += Int(gap.duration)
@@ -385,7 +401,7 @@ final class RtpReceiver: Sendable {
             }
             let samples = Int(gap.duration) + n.droppedAudioSamples
             n.droppedAudioSamples = 0
-            toSink(.audio(nil, gapBefore: samples), &e)
+            toSink(.audio(nil, gapBefore: samples, clock: nil), &e)
         }
     }
 

@@ -20,6 +20,10 @@ extension CallRun {
         links[link.peer] = nil
         if link.inCall {
             onEvent(.stats(peer: link.peer, report: s, videoPath: link.videoPath, audioPath: link.audioPath))
+            if let r = link.recorder {
+                r.close()  // the sinks closed it already; this only makes sure
+                onEvent(.recorded(peer: link.peer, path: r.path, bySenderReports: r.usesSenderReports, problems: r.errors))
+            }
         }
     }
 

@@ -20,6 +20,9 @@ public enum CallEvent: Sendable {
     case track(peer: String, kind: String, mid: String, codec: String)
     /// Periodic counts: video frames and audio packets recorded so far from `peer`.
     case frames(peer: String, video: Int, audio: Int)
+    /// `--record`'s file of `peer` was closed: its path, whether its tracks were placed by
+    /// the sender's RTCP reports (else by arrival times), and the problems met.
+    case recorded(peer: String, path: String, bySenderReports: Bool, problems: [String])
     /// Once a second with the frames: the figures of a status line (``LinkProgress``).
     case progress(peer: String, LinkProgress)
     /// An offer arrived while in a call and was declined (we stay in our call).

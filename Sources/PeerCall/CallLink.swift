@@ -43,6 +43,8 @@ final class CallLink {
     var answered = false
     /// When our offer was last published (republished while unanswered).
     var lastOfferPublish = Date.distantPast
+    /// `--record`: the file this peer's audio and video go to together.
+    var recorder: SyncedRecorder?
     /// Transport bytes in and out at the last progress report, and when (for kbit/s).
     var lastBytes: (received: Int, sent: Int, at: Date)?
     /// A description waiting for ICE gathering to complete before it is published

@@ -165,6 +165,9 @@ public struct CallOptions: Sendable {
     public var videoOut: String?
     /// Where to record remote audio; nil: `remote-<peer>.ogg`; `-<peer>` added as for video.
     public var audioOut: String?
+    /// `--record`: the peer's audio and video in one `.mkv` or `.webm`, in sync (nil: none);
+    /// `-<peer>` added as for video.
+    public var recordOut: String?
     /// Decode received video (framesDecoded in stats; costs some CPU).
     public var decode = true
     /// How long media flows once the call is established, seconds.
@@ -225,6 +228,8 @@ public struct CallOptions: Sendable {
     func videoPath(peer: String, several: Bool) -> String { path(videoOut, peer: peer, several: several, ext: "ivf") }
     /// The Ogg path for the remote `peer`.
     func audioPath(peer: String, several: Bool) -> String { path(audioOut, peer: peer, several: several, ext: "ogg") }
+    /// The `--record` path for the remote `peer`, if any.
+    func recordPath(peer: String, several: Bool) -> String? { recordOut.map { path($0, peer: peer, several: several, ext: "mkv") } }
 
     private func path(_ given: String?, peer: String, several: Bool, ext: String) -> String {
         let safe = String(peer.map { $0.isLetter || $0.isNumber || $0 == "-" || $0 == "_" ? $0 : "_" })

@@ -323,8 +323,14 @@ final class CallRun {
             feed.yield(.connection(peer: peer, event: event))
         }
         // The file format by the path's extension (ReceiveOptions.recording).
-        let receiveAudio = ReceiveOptions.recording(.audio, to: audioPath, decode: options.decode)
-        let receiveVideo = ReceiveOptions.recording(.video, to: videoPath, decode: options.decode)
+        var receiveAudio = ReceiveOptions.recording(.audio, to: audioPath, decode: options.decode)
+        var receiveVideo = ReceiveOptions.recording(.video, to: videoPath, decode: options.decode)
+        var recorder: SyncedRecorder?
+        if let path = options.recordPath(peer: peer, several: several) {  // --record: both in one file, in sync
+            recorder = SyncedRecorder(path: path)
+            receiveAudio.recorder = recorder
+            receiveVideo.recorder = recorder
+        }
         let decode = options.decode
         pc.receiveOptionsForAddedTracks = { kind, mid in
             ReceiveOptions.recording(kind, to: Self.addedTrackPath(kind == .video ? videoPath : audioPath, mid: mid), decode: decode)
@@ -338,6 +344,7 @@ final class CallRun {
                               video: try options.video.makeSource(), encoding: options.encoding, receive: receiveVideo)
         }
         let link = CallLink(peer: peer, pc: pc, offerer: offerer, videoPath: videoPath, audioPath: audioPath)
+        link.recorder = recorder
         try openDataChannels(link)
         links[peer] = link
         return link

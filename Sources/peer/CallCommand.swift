@@ -103,6 +103,12 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             if let problem = Preflight.audioProblem(o.audio) { p.refuse("\(o.audio)", expected: "a readable WAV file: \(problem)") }
         case "--video-out": o.videoOut = p.output()
         case "--audio-out": o.audioOut = p.output()
+        case "--record":
+            let path = p.output()
+            guard ReceiveOptions.isMatroska(path), !path.lowercased().hasSuffix(".mka") else {
+                p.refuse(path, expected: "a .mkv or .webm file (audio and video in one)")
+            }
+            o.recordOut = path
         case "--bitrate": o.encoding.videoBitrateKbps = p.bitrateKbps()
         case "--duration": o.durationSeconds = p.durationSeconds()
         case "--timeout": o.timeoutSeconds = p.timeoutSeconds()
@@ -308,6 +314,11 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             if json { out.emit(["event": "frames", "peer": peer, "video": video, "audio": audio]) }
         case let .progress(peer, figures):
             StatusLine.shared.update(peer: peer, figures)
+        case let .recorded(peer, path, bySenderReports, problems):
+            let sync = bySenderReports ? "sender reports" : "arrival times"
+            say("\(peer): recorded audio and video to \(path), in sync by \(sync)\(problems.isEmpty ? "" : "; " + problems.joined(separator: "; "))",
+                level: problems.isEmpty ? .info : .warn)
+            if json { out.emit(["event": "recorded", "peer": peer, "path": path, "sync": sync, "problems": problems]) }
         case let .busy(from, reason):
             say("declined \(from): \(reason)")
             if json { out.emit(["event": "busy", "from": from, "reason": reason]) }

@@ -81,6 +81,9 @@ enum Help {
       --audio-out PATH        record remote audio here (default remote-<peer>.ogg): .ogg (Ogg
                               Opus), .wav (decoded PCM), .webm/.mka/.mkv (Matroska),
                               e.g. --audio-out in.wav
+      --record PATH           also record the peer's audio and video in one .mkv or .webm, in
+                              sync (each track's RTP time mapped to the sender's clock by its
+                              RTCP sender reports), e.g. --record call.mkv
       --bitrate KBPS          video bitrate (default 1000), e.g. --bitrate 500
       --duration S            media time once established (default 10), e.g. --duration 30
       --timeout S             wait at most this long for the router, then for each step of

@@ -1,5 +1,6 @@
 // Recording formats chosen by the file's extension in real calls through the router: WebM and Matroska video (libavformat's muxer), Ogg and WAV audio, each read back by ffprobe (duration, codec, frames), and a WebM left by a SIGKILLed process that ffmpeg still reads.
 import Foundation
+import Media
 import Testing
 import TestSupport
 
@@ -80,6 +81,69 @@ import TestSupport
             print("killed webm: \(p); the last frames event said \(frames) frames; ffmpeg: \(decoded.stderr.prefix(300))")
             #expect(decoded.status == 0 && p.codec == "vp8", "ffmpeg -i \(file): \(decoded.stderr)")
             #expect((p.frames ?? 0) >= frames - 25, "frames read back \(String(describing: p.frames)) vs \(frames) written by the last report (15 fps)")
+        }
+    }
+
+    /// `--record`: the offerer sends the pattern at 15 fps and a WAV of 4 s, silent but for
+    /// a 1 kHz burst from 2.0 s (looped: bursts at 2, 6 s …, when frames 30, 90 … are
+    /// drawn). The answerer records both in one `.mkv`. Read back with ffmpeg (video copied
+    /// out to IVF and decoded here for its frame markers; audio decoded to PCM from its
+    /// start time): the burst starts within 40 ms of frame 90's time; both tracks there,
+    /// the file as long as the call within 2 %.
+    @Test func recordKeepsAudioAndVideoInSync() async throws {
+        try await CallSlots.with(peers: 2) {
+            let services = try await TestServices.shared()
+            let h = CallHarness("record-sync")
+            defer { h.remove() }
+            let wav = h.path("burst.wav")
+            let writer = try WAVWriter(path: wav, channels: 1)
+            let samples = (0..<(4 * 48_000)).map { i -> Int16 in
+                (96_000..<100_800).contains(i) ? Int16(12_000 * sin(2 * Double.pi * 1_000 * Double(i) / 48_000)) : 0
+            }
+            try writer.write(AudioFrame(channels: 1, samples: samples))
+            try writer.close()
+            let common = try CallHarness.common(services, duration: 9)
+            let record = h.path("rec.mkv")
+            async let answerer = h.run("answerer", "answer", common + ["--record", record])
+            #expect(await h.waitForState("answerer", "ringing"))
+            async let offerer = h.run("offerer", "offer", common + ["--audio", "wav:" + wav])
+            let (a, o) = try await (answerer, offerer)
+            CallChecks.exitedZero([a, o])
+            let recorded = a.events("recorded").first
+            #expect(recorded?["sync"] as? String == "sender reports" && (recorded?["problems"] as? [Any])?.isEmpty == true, "\(a.log)")
+            let probe = try await CallChecks.tool("ffprobe", ["-v", "error", "-show_entries", "stream=codec_name,start_time:format=duration",
+                                                             "-of", "json", record])
+            let json = (try? JSONSerialization.jsonObject(with: Data(probe.stdout.utf8)) as? [String: Any]) ?? [:]
+            let streams = json["streams"] as? [[String: Any]] ?? []
+            #expect(streams.compactMap { $0["codec_name"] as? String } == ["vp8", "opus"], "\(probe.stdout)")
+            let audioStart = Double(streams.last?["start_time"] as? String ?? "") ?? 0
+            // Video: copied out with its times, decoded for the markers.
+            let ivf = h.path("rec-video.ivf"), pcm = h.path("rec-audio.raw")
+            _ = try await CallChecks.tool("ffmpeg", ["-v", "error", "-copyts", "-i", record, "-map", "0:v", "-c", "copy", "-f", "ivf", ivf])
+            _ = try await CallChecks.tool("ffmpeg", ["-v", "error", "-i", record, "-map", "0:a", "-ac", "1", "-ar", "48000", "-f", "s16le", pcm])
+            let decoder = try VP8Decoder()
+            var frameTimes: [Int: Double] = [:]
+            for f in try IVFReader.readAll(path: ivf) {
+                for d in try decoder.decode(f.data, timestamp: f.timestamp) {
+                    if let m = FrameMarker.read(from: d.frame) { frameTimes[m.frameNumber] = Double(f.timestamp) / 90_000 }
+                }
+            }
+            let raw = try Data(contentsOf: URL(fileURLWithPath: pcm))
+            let pcmSamples = raw.withUnsafeBytes { Array($0.bindMemory(to: Int16.self)) }
+            // Burst onsets: the first loud sample after at least 0.5 s of quiet.
+            var onsets: [Double] = [], quiet = 0
+            for (i, v) in pcmSamples.enumerated() {
+                if abs(Int(v)) > 3_000 { if quiet >= 24_000 { onsets.append(audioStart + Double(i) / 48_000) }; quiet = 0 } else { quiet += 1 }
+            }
+            let frame90 = try #require(frameTimes[90], "frame 90 in the recording: \(frameTimes.keys.sorted().prefix(5))…")
+            let nearest = try #require(onsets.min { abs($0 - frame90) < abs($1 - frame90) }, "no burst in the recording")
+            let offset = nearest - frame90
+            print("record sync: frame 90 at \(String(format: "%.3f", frame90)) s, burst onsets \(onsets.map { String(format: "%.3f", $0) }); A/V offset \(String(format: "%.1f", offset * 1000)) ms; audio start \(audioStart)")
+            #expect(abs(offset) < 0.040, "A/V offset \(offset * 1000) ms")
+            let duration = Double((json["format"] as? [String: Any])?["duration"] as? String ?? "") ?? 0
+            let established = try #require(a.time(of: "state", "state", "established")), exit = try #require(a.events("exit").first?["t"] as? Double)
+            let mediaTime = (exit - established) / 1000
+            #expect(abs(duration - mediaTime) <= 0.02 * mediaTime, "duration \(duration) s vs media time \(mediaTime) s")
         }
     }
 }

@@ -42,7 +42,7 @@ let package = Package(
         .systemLibrary(name: "CLinux", path: "Sources/C/CLinux"),
 
         // Library modules, lowest first.
-        .target(name: "EventLoop", dependencies: ["CGLib", "CLinux"]),
+        .target(name: "EventLoop", dependencies: ["CGLib", "CLinux", "Bytes"]),
         .target(name: "Bytes"),
         .target(name: "SDP", dependencies: ["Bytes"]),
         .target(name: "RTP", dependencies: ["Bytes"]),

@@ -1,4 +1,5 @@
 // Log: the process's diagnostic log — levels error…trace, each line on stderr with the seconds since start and its component ("12.345 ice: …"), and GLib's own messages (libnice, libsoup, GIO) routed into it.
+import Bytes
 import CGLib
 import Glibc
 import Synchronization
@@ -63,10 +64,21 @@ public enum Log {
         let elapsed = max(0, monotonic() - Double(bitPattern: origin.load(ordering: .relaxed)))
         let ms = Int((elapsed * 1000).rounded())
         let millis = String(ms % 1000)
-        var line = "\(ms / 1000).\(String(repeating: "0", count: 3 - millis.count))\(millis) \(component): \(message())"
-        if line.last != "\n" { line += "\n" }
+        var text = message()
+        if text.last == "\n" { text.removeLast() }
+        // The libraries' text carries what peers sent (candidates, SDP): escaped.
+        let line = "\(ms / 1000).\(String(repeating: "0", count: 3 - millis.count))\(millis) \(component): \(Untrusted.quoted(text, limit: .max))\n"
+        if let writer = lineWriter.withLock({ $0 }) { return writer(line) }
         var bytes = Array(line.utf8)
         bytes.withUnsafeMutableBytes { b in _ = Glibc.write(2, b.baseAddress, b.count) }
+    }
+
+    private static let lineWriter = Mutex<(@Sendable (String) -> Void)?>(nil)
+
+    /// Sends every line (newline included) to `writer` instead of stderr — the command
+    /// line's, which keeps its status line apart from them.
+    public static func setLineWriter(_ writer: @escaping @Sendable (String) -> Void) {
+        lineWriter.withLock { $0 = writer }
     }
 
     /// Routes GLib's messages of every domain without a handler of its own into the log:
@@ -98,11 +110,12 @@ public enum Log {
     }
 
     /// The level of GLib's `GLogLevelFlags` bits (error 1<<2, critical 1<<3, warning 1<<4,
-    /// message 1<<5, info 1<<6, debug 1<<7).
+    /// message 1<<5, info 1<<6, debug 1<<7): g_message as info (GLib prints it by default),
+    /// g_info and g_debug as debug.
     static func level(glib flags: UInt32) -> LogLevel {
         if flags & (1 << 2 | 1 << 3) != 0 { return .error }
         if flags & (1 << 4) != 0 { return .warn }
-        if flags & (1 << 5 | 1 << 6) != 0 { return .info }
+        if flags & (1 << 5) != 0 { return .info }  // g_message: printed by default, as GLib does; g_info is debug
         return .debug
     }
 

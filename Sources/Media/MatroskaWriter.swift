@@ -1,6 +1,7 @@
 // MatroskaWriter: VP8 video and Opus audio (RFC 6386, RFC 6716) into one WebM or Matroska file through libavformat's matroska muxer, as ffmpeg writes it — the only file that touches libavformat; clusters of at most 1 s written whole, so a killed process leaves a file players read to its last cluster.
 import Bytes
 import CAVFormat
+import EventLoop
 import Synchronization
 
 /// Errors of ``MatroskaWriter``, naming the file.
@@ -81,6 +82,7 @@ public final class MatroskaWriter: Sendable {
         self.path = path
         self.tracks = tracks
         let format = path.lowercased().hasSuffix(".webm") ? "webm" : "matroska"
+        av_log_set_level(Log.enabled(.debug) ? AV_LOG_INFO : AV_LOG_ERROR)  // libav's own stderr lines: errors only by default
         var context: UnsafeMutablePointer<AVFormatContext>?
         let made = avformat_alloc_output_context2(&context, nil, format, path)
         guard made >= 0, let context else { throw .libav(call: "avformat_alloc_output_context2(\(format))", reason: Self.text(made), path: path) }
@@ -110,7 +112,7 @@ public final class MatroskaWriter: Sendable {
             // The frame tag and a key frame's size, from the bytes (RFC 6386 §9.1).
             let tag = try? VP8FrameHeader(parsing: frame.data)
             if s.width == nil {
-                guard let tag, tag.isKeyframe, let w = tag.width, let h = tag.height else { s.skippedBeforeKeyframe += 1; return }
+                guard let tag, tag.isKeyframe, let w = tag.width, let h = tag.height, w > 0, h > 0 else { s.skippedBeforeKeyframe += 1; return }
                 s.width = w
                 s.height = h
             }
@@ -157,7 +159,17 @@ public final class MatroskaWriter: Sendable {
                 if s.waiting.count < Self.maximumWaiting { s.waiting.append(p) } else { s.dropped += 1 }
                 return
             }
-            try start(&s)
+            do { try start(&s) } catch {
+                // Never tried again on a context that refused: the writer is done.
+                if let context = s.context {
+                    avio_closep(&context.pointee.pb)
+                    avformat_free_context(context)
+                }
+                s.context = nil
+                s.closed = true
+                s.waiting = []
+                throw error
+            }
             let waiting = s.waiting
             s.waiting = []
             for w in waiting { try mux(&s, w) }

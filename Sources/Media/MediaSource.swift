@@ -40,6 +40,19 @@ public protocol AudioSource: AnyObject {
     /// short block is padded with silence. Timestamps are 48 kHz ticks.
     /// Throws the source's own error type.
     func nextFrame(sampleCount: Int) throws -> AudioFrame?
+    /// True for a source of Opus packets to send as they are (``nextPacket()``), not PCM to
+    /// encode; false by default.
+    var sendsEncoded: Bool { get }
+    /// The next Opus packet to send as it is, its timestamp in 48 kHz ticks; nil at the
+    /// end (and always, by default, for a PCM source).
+    func nextPacket() throws -> EncodedAudioFrame?
+}
+
+extension AudioSource {
+    /// False: a PCM source, its blocks encoded by the sender.
+    public var sendsEncoded: Bool { false }
+    /// Nil: a PCM source has no packets of its own.
+    public func nextPacket() throws -> EncodedAudioFrame? { nil }
 }
 
 extension MediaPacer where Item == VideoSourceFrame {

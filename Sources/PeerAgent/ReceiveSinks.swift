@@ -63,7 +63,9 @@ final class ReceiveSinks {
         try? ogg?.close()
         try? wav?.close()
         try? mkv?.close()
-        options.recorder?.close()
+        // A `--record` file is the link's, closed when the link ends (CallEnding): one
+        // track's sinks closing (a stopped section, or the first of the two at the end)
+        // must not end the other's.
     }
 
     /// `body`'s result, or nil with its error noted in ``errors`` (a file that could not be

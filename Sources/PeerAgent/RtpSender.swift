@@ -159,7 +159,15 @@ final class RtpSender: Sendable {
             s.videoPacer = pacer
             pacer.start()
         }
-        if let source = s.audioSource {
+        if let source = s.audioSource, source.sendsEncoded {
+            // Opus packets sent as they are (an Ogg Opus file), paced by their timestamps.
+            s.opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: s.payloadType, sequenceNumber: firstSequenceNumber)
+            let pacer = MediaPacer<EncodedAudioFrame>(thread: thread, clockRate: 48_000, pull: { try source.nextPacket() },
+                                                      timestamp: { $0.timestamp },
+                                                      deliver: { [weak self] packet in self?.sendEncodedAudio(packet) }, finished: { _ in })
+            s.encodedAudioPacer = pacer
+            pacer.start()
+        } else if let source = s.audioSource {
             s.opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: s.payloadType, sequenceNumber: firstSequenceNumber)
             s.opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
                 channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
@@ -177,8 +185,10 @@ final class RtpSender: Sendable {
             let s = state.value
             s.videoPacer?.stop()
             s.audioPacer?.stop()
+            s.encodedAudioPacer?.stop()
             s.videoPacer = nil
             s.audioPacer = nil
+            s.encodedAudioPacer = nil
             s.transport = nil
         }
         thread.stop()
@@ -375,9 +385,14 @@ final class RtpSender: Sendable {
     }
 
     private func sendAudio(_ block: AudioFrame) {
+        guard let opus = state.value.opus, let encoded = try? opus.encode(block) else { return }
+        sendEncodedAudio(encoded)
+    }
+
+    /// Packetizes and sends one Opus packet (RFC 7587), unless paused.
+    private func sendEncodedAudio(_ encoded: EncodedAudioFrame) {
         let s = state.value
         guard !s.paused else { return }
-        guard let opus = s.opus, let encoded = try? opus.encode(block) else { return }
         let timestamp = timestampOffset &+ UInt32(truncatingIfNeeded: encoded.timestamp)
         guard let packet = try? s.opusPacketizer?.packetize(encoded.data, timestamp: timestamp, headerExtension: s.midExtension) else { return }
         send(s, [packet], timestamp: timestamp)
@@ -415,6 +430,8 @@ private final class SenderState {
     let audioSource: AudioSource?
     var videoPacer: MediaPacer<VideoSourceFrame>?
     var audioPacer: MediaPacer<AudioFrame>?
+    /// For a source of Opus packets (``AudioSource/sendsEncoded``).
+    var encodedAudioPacer: MediaPacer<EncodedAudioFrame>?
     var vp8: VP8Encoder?
     var opus: OpusEncoder?
     var vp8Packetizer: VP8Packetizer?

@@ -7,7 +7,10 @@ import Synchronization
 /// (seconds since 1900) its stream was at `ticks` (the stream's clock, counted from the
 /// first timestamp received).
 public struct SenderClock: Sendable, Equatable {
+    /// The report's NTP time, seconds since 1900 (RFC 3550 §4).
     public var ntpSeconds: Double
+    /// The stream's time then, in its clock's ticks (90 kHz video, 48 kHz audio), counted
+    /// from its first timestamp received.
     public var ticks: Int64
 }
 
@@ -61,6 +64,7 @@ public final class SyncedRecorder: Sendable, Equatable {
     /// A recorder for `path` (`.mkv` or `.webm`); the file is made when the timeline is fixed.
     public init(path: String) { self.path = path }
 
+    /// The same recorder (identity: two recorders of one path are still two files' worth).
     public static func == (a: SyncedRecorder, b: SyncedRecorder) -> Bool { a === b }
 
     /// Frames and packets of a kind that started after the file was made, not recorded.
@@ -109,6 +113,14 @@ public final class SyncedRecorder: Sendable, Equatable {
     private func start(_ s: inout State) {
         let kinds = [true, false].filter { s.arrivalZero[$0] != nil }
         s.usesReports = kinds.allSatisfy { s.ntpZero[$0] != nil }
+        // A sender whose reports put its two streams far apart from how they arrive (NTP
+        // clocks of different bases) is not believed: arrival times then.
+        if s.usesReports, kinds.count == 2, let nv = s.ntpZero[true], let na = s.ntpZero[false],
+           let av = s.arrivalZero[true], let aa = s.arrivalZero[false], abs((nv - na) - (av - aa)) > 2 {
+            s.usesReports = false
+            s.errors.append(String(format: "the sender reports put video %.1f s from audio, their arrival %.1f s: placed by arrival times",
+                                   nv - na, av - aa))
+        }
         let base = s.usesReports ? s.ntpZero : s.arrivalZero
         // The timeline starts at the earliest frame waiting.
         let times = s.waiting.map { (base[$0.isVideo] ?? 0) + Double($0.ticks) / $0.rate }

@@ -83,8 +83,12 @@ public enum CallEvent: Sendable {
 /// way over the last interval (transport bytes: SRTP, SRTCP, DTLS), the RTCP round trip
 /// (ms) and the share of inbound RTP packets lost so far (RFC 3550 A.3, %).
 public struct LinkProgress: Sendable, Equatable {
+    /// Video frames written from the peer (inbound `framesWritten`) and sent to it.
     public var framesIn = 0, framesOut = 0
+    /// Transport kbit/s each way over the last interval.
     public var kbpsIn = 0.0, kbpsOut = 0.0
+    /// The RTCP round trip, ms (nil before one).
     public var rttMs: Double?
+    /// Inbound RTP packets lost so far, % of those expected.
     public var lossPercent = 0.0
 }

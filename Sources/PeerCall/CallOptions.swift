@@ -72,27 +72,31 @@ public enum AudioSpec: Sendable, Equatable, CustomStringConvertible {
     case tone(frequency: Double)
     /// A WAV file (PCM 16-bit, 48 kHz), looped.
     case wav(path: String)
+    /// An Ogg Opus file, its packets sent as they are (paced by their samples), looped.
+    case ogg(path: String)
 
-    /// Parses `none`, `tone`, `tone:HZ`, `wav:PATH`.
+    /// Parses `none`, `tone`, `tone:HZ`, `wav:PATH`, `ogg:PATH`.
     /// - Throws: ``CallOptionError`` naming the value.
     public init(parsing text: String) throws(CallOptionError) {
         if text == "none" { self = .none; return }
         if text == "tone" { self = .tone(frequency: 440); return }
         if text.hasPrefix("wav:"), text.count > 4 { self = .wav(path: String(text.dropFirst(4))); return }
+        if text.hasPrefix("ogg:"), text.count > 4 { self = .ogg(path: String(text.dropFirst(4))); return }
         if text.hasPrefix("tone:"), let hz = Double(text.dropFirst(5)), hz >= 20, hz <= 20_000 {
             self = .tone(frequency: hz)
             return
         }
-        throw CallOptionError(option: "--audio", value: text, expected: "tone[:HZ] with HZ in 20…20000, wav:PATH or none")
+        throw CallOptionError(option: "--audio", value: text, expected: "tone[:HZ] with HZ in 20…20000, wav:PATH, ogg:PATH or none")
     }
 
     /// A new source for one sender.
-    /// - Throws: ``WAVError`` for an unusable file.
+    /// - Throws: ``WAVError`` or ``OggOpusError`` for an unusable file.
     public func makeSource() throws -> AudioSource? {
         switch self {
         case .none: return nil
         case let .tone(hz): return try ToneSource(frequency: hz, levelDBFS: -12, channels: 1)
         case let .wav(path): return try WAVSource(path: path, loop: true)
+        case let .ogg(path): return try OggOpusSource(path: path, loop: true)
         }
     }
 
@@ -102,6 +106,7 @@ public enum AudioSpec: Sendable, Equatable, CustomStringConvertible {
         case .none: return "none"
         case let .tone(hz): return "tone:\(hz == hz.rounded() ? String(Int(hz)) : String(hz))"
         case let .wav(path): return "wav:\(path)"
+        case let .ogg(path): return "ogg:\(path)"
         }
     }
 }

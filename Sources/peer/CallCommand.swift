@@ -97,10 +97,10 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             o.descriptionAsString = text == "string"
         case "--video":
             o.video = p.video()
-            if let problem = Preflight.videoProblem(o.video) { p.refuse(o.video.description, expected: "a readable video file: \(problem)") }
+            if let problem = Preflight.videoProblem(o.video) { p.refuse(o.video.description, expected: "a readable video file: \(Untrusted.quoted(problem))") }
         case "--audio":
             o.audio = p.audio()
-            if let problem = Preflight.audioProblem(o.audio) { p.refuse("\(o.audio)", expected: "a readable WAV file: \(problem)") }
+            if let problem = Preflight.audioProblem(o.audio) { p.refuse("\(o.audio)", expected: "a readable audio file: \(Untrusted.quoted(problem))") }
         case "--video-out": o.videoOut = p.output()
         case "--audio-out": o.audioOut = p.output()
         case "--record":
@@ -172,10 +172,10 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     }
     for entry in turn {
         guard let user = entry.user ?? lastUser, let password = entry.password ?? lastPassword else {
-            p.fail("--turn \"\(entry.url)\" needs --turn-user and --turn-password")
+            p.fail("--turn \"\(Untrusted.quoted(entry.url))\" needs --turn-user and --turn-password")
         }
         do { o.peerConnection.iceServers.append(try IceServer(entry.url, username: user, password: password)) } catch {
-            p.fail("--turn \"\(entry.url)\": \(error)")
+            p.fail("--turn \"\(Untrusted.quoted(entry.url))\": \(error)")
         }
     }
     if progress { StatusLine.shared.enable() }
@@ -223,8 +223,9 @@ let processStart: TimeInterval = {
 /// default: `-q` keeps only errors).
 func say(_ line: String, level: LogLevel = .info) {
     guard Log.enabled(level) else { return }
-    StatusLine.shared.clear()
-    FileHandle.standardError.write(Data("peer: \(line)\n".utf8))
+    // Lines name what peers sent (user ids, mids, reasons): no control character of theirs
+    // reaches the terminal.
+    StatusLine.shared.emit("peer: \(Untrusted.quoted(line, limit: .max))\n")
 }
 
 /// `peer offer|answer|room`: runs a call (or, with `--repeat`, calls one after another)
@@ -297,13 +298,13 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             say("\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")", level: s == .failed ? .error : .info)
             if json { out.emit(["event": "state", "state": s.rawValue, "peer": peer ?? NSNull(), "reason": reason ?? NSNull()]) }
         case let .signalingError(topic, reason):
-            say("dropped a message on \(topic): \(reason)")
+            say("dropped a message on \(Untrusted.quoted(topic)): \(Untrusted.quoted(reason, limit: 400))")
             if json { out.emit(["event": "signalingError", "topic": topic, "reason": reason]) }
         case let .connectionState(peer, state, reason):
             if state == "disconnected" { say("\(peer): connection disconnected (no packets from the peer)") }
             if json { out.emit(["event": "connectionState", "peer": peer, "state": state, "reason": reason ?? NSNull()]) }
         case let .candidateDropped(peer, candidate, reason):
-            say("\(peer): dropped remote candidate \"\(candidate)\": \(reason)")
+            say("\(peer): dropped remote candidate \"\(Untrusted.quoted(candidate))\": \(Untrusted.quoted(reason))")
             if json { out.emit(["event": "candidateDropped", "peer": peer, "candidate": candidate, "reason": reason]) }
         case let .candidate(peer, local, candidate):
             if json { out.emit(["event": "candidate", "peer": peer, "direction": local ? "local" : "remote", "candidate": candidate]) }
@@ -320,7 +321,7 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
                 level: problems.isEmpty ? .info : .warn)
             if json { out.emit(["event": "recorded", "peer": peer, "path": path, "sync": sync, "problems": problems]) }
         case let .busy(from, reason):
-            say("declined \(from): \(reason)")
+            say("declined \(Untrusted.quoted(from)): \(Untrusted.quoted(reason))")
             if json { out.emit(["event": "busy", "from": from, "reason": reason]) }
         case let .peerJoined(user):
             say("\(user) joined the room")

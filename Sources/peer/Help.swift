@@ -40,7 +40,7 @@ enum Help {
     /// `--version` and `--help`.
     static let other = """
       peer --version          the version of peer and of each C library
-      peer --help             this text
+      peer --help             this text; peer SUB --help or peer help SUB: one command
     """
 
     /// The options of `peer offer|answer|room`, each with an example.
@@ -72,8 +72,9 @@ enum Help {
       --video pattern[:WxH@FPS] | y4m:PATH | ivf:PATH | none
                               what to send (default pattern:640x480@30; files loop),
                               e.g. --video pattern:320x240@15 or --video y4m:clip.y4m
-      --audio tone[:HZ] | wav:PATH | none
-                              what to send (default tone:440), e.g. --audio wav:voice.wav
+      --audio tone[:HZ] | wav:PATH | ogg:PATH | none
+                              what to send (default tone:440; files loop; an Ogg Opus file's
+                              packets go as they are), e.g. --audio wav:voice.wav
       --video-out PATH        record remote video here (default remote-<peer>.ivf; in a room
                               -<peer> is added before the extension); the format by the
                               extension: .ivf, or .webm/.mkv (WebM/Matroska, which ffprobe
@@ -89,7 +90,7 @@ enum Help {
       --timeout S             wait at most this long for the router, then for each step of
                               the set-up: the offer or answer, ICE, DTLS (default 30),
                               e.g. --timeout 5
-      --min-frames N          exit 7 unless every recorded IVF has ≥ N frames (default 1
+      --min-frames N          exit 7 unless every recorded video has ≥ N frames (default 1
                               for a peer that sends video, 0 for one that sends none;
                               --min-frames 0 turns the check off), e.g. --min-frames 270
       --local-address IP      gather only on this address (repeatable), e.g. --local-address 127.0.0.1

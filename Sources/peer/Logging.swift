@@ -21,6 +21,7 @@ func configureLogFromEnvironment() {
 /// gathering and connectivity checks; from `trace` its STUN messages too). libsrtp's and
 /// OpenSSL's come through their modules (`srtp`, `dtls`).
 func startLogging() {
+    Log.setLineWriter { line in StatusLine.shared.emit(line) }  // apart from the status line
     Log.routeGLib()
     guard Log.enabled(.debug) else { return }
     _ = NiceLog(withStun: Log.enabled(.trace)) { line in Log.write(.debug, "ice", line) }  // keeps itself until stop()

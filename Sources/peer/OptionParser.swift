@@ -42,7 +42,7 @@ struct OptionParser {
     /// (``value()`` returns it). `--help` or `-h` prints the command's help and exits 0.
     /// Exits 2 when the previous option was given `=value` but takes none.
     mutating func next() -> String? {
-        if let v = inline { fail("\(option) takes no value, got \"\(option)=\(Untrusted.quoted(v))\" (try peer \(command) --help)") }
+        if let v = inline { fail("\(Untrusted.quoted(option)) takes no value, got \"\(Untrusted.quoted(option))=\(Untrusted.quoted(v))\" (try peer \(command) --help)") }
         index += 1
         guard index < arguments.count else { return nil }
         let word = arguments[index]
@@ -64,6 +64,10 @@ struct OptionParser {
     /// only), `--log-level LEVEL`: every command's, set at once (``Log/configure(level:start:)``),
     /// the last one winning. True when the current word was one of them.
     private mutating func takeLogOption() -> Bool {
+        if ["--verbose", "-q", "--quiet", "--help"].contains(option) || (option.count > 1 && option.hasPrefix("-") && option.dropFirst().allSatisfy { $0 == "v" }),
+           let v = inline {
+            fail("\(option) takes no value, got \"\(option)=\(Untrusted.quoted(v))\" (try peer \(command) --help)")
+        }
         let more = option == "--verbose" ? 1 : (option.count > 1 && option.dropFirst().allSatisfy { $0 == "v" } && option.hasPrefix("-") ? option.count - 1 : 0)
         if more > 0, inline == nil {
             Log.configure(level: LogLevel(rawValue: min(Log.level.rawValue + more, LogLevel.trace.rawValue)) ?? .trace)

@@ -27,11 +27,18 @@ enum Preflight {
         return nil
     }
 
-    /// `--audio wav:PATH`: the file opens, its header is a WAV we take and 20 ms of samples read.
+    /// `--audio wav:PATH | ogg:PATH`: the file opens, its header is one we take, and 20 ms
+    /// of samples (WAV) or every packet's TOC byte (Ogg Opus) read.
     static func audioProblem(_ spec: AudioSpec) -> String? {
-        guard case .wav(let path) = spec else { return nil }
         do {
-            guard try WAVSource(path: path).nextFrame(sampleCount: 960) != nil else { return "no samples in it" }
+            switch spec {
+            case .wav(let path):
+                guard try WAVSource(path: path).nextFrame(sampleCount: 960) != nil else { return "no samples in it" }
+            case .ogg(let path):
+                _ = try OggOpusSource(path: path)
+            default:
+                return nil
+            }
         } catch {
             return "\(error)"
         }
@@ -74,25 +81,16 @@ enum Preflight {
         return nil
     }
 
-    /// The router URL: `ws://` or `wss://`, a host, and a port in 1…65535 when given.
+    /// The router URL: `ws://` or `wss://` (any case), a host (URLComponents'; an IPv6 one
+    /// in brackets), and a port in 1…65535 when given.
     static func routerProblem(_ url: String) -> String? {
-        guard url.hasPrefix("ws://") || url.hasPrefix("wss://") else { return "a ws:// or wss:// URL" }
-        let rest = url.drop(while: { $0 != "/" }).dropFirst(2)
-        let authority = rest.prefix { $0 != "/" && $0 != "?" && $0 != "#" }
-        let hostPort = authority.split(separator: "@").last.map(String.init) ?? ""
-        var host = hostPort, port: Substring?
-        if hostPort.hasPrefix("[") {
-            guard let close = hostPort.firstIndex(of: "]") else { return "a ws:// or wss:// URL with a host (an IPv6 host in [ ])" }
-            host = String(hostPort[...close])
-            let after = hostPort[hostPort.index(after: close)...]
-            if after.hasPrefix(":") { port = after.dropFirst() } else if !after.isEmpty { return "a ws:// or wss:// URL with a host" }
-        } else if let colon = hostPort.lastIndex(of: ":") {
-            host = String(hostPort[..<colon])
-            port = hostPort[hostPort.index(after: colon)...]
-        }
-        guard !host.isEmpty else { return "a ws:// or wss:// URL with a host, e.g. ws://127.0.0.1:8080/ws" }
-        if let port {
-            guard let n = Int(port), (1...65_535).contains(n) else { return "a port in 1…65535 (got \"\(Untrusted.quoted(String(port)))\")" }
+        let lower = url.lowercased()
+        guard lower.hasPrefix("ws://") || lower.hasPrefix("wss://") else { return "a ws:// or wss:// URL" }
+        guard let c = URLComponents(string: url) else { return "a ws:// or wss:// URL (this one does not parse)" }
+        guard let host = c.host, !host.isEmpty else { return "a ws:// or wss:// URL with a host, e.g. ws://127.0.0.1:8080/ws" }
+        if let port = c.port, !(1...65_535).contains(port) { return "a port in 1…65535 (got \(port))" }
+        if c.port == nil, let authority = url.split(separator: "/", maxSplits: 3).dropFirst().first, authority.hasSuffix(":") {
+            return "a port in 1…65535 after the host's colon"
         }
         return nil
     }

@@ -116,6 +116,7 @@ func runRepeatedCalls(_ line: CallCommandLine, count: Int, current: CurrentCall,
         var options = line.options
         options.videoOut = numberedPath(line.options.videoOut ?? "remote-\(remote).ivf", n)
         options.audioOut = numberedPath(line.options.audioOut ?? "remote-\(remote).ogg", n)
+        options.recordOut = line.options.recordOut.map { numberedPath($0, n) }
         if count == 0 { options.waitsWithoutTimeout = true }
         out.setCall(n)
         let result = await runOneCall(options, line, current: current, out: out, statsPath: line.statsPath.map { numberedPath($0, n) })

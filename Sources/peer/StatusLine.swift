@@ -1,11 +1,12 @@
 // StatusLine: the one line `peer` rewrites on stderr each second of a call — state, video frames in and out, kbit/s each way, RTT, loss — shown when stderr is a terminal or with --progress.
+import Bytes
 import EventLoop
 import Foundation
 import PeerCall
 import Synchronization
 
-/// The status line. Every other stderr line (``say(_:level:)``) clears it first, so the
-/// line never mixes with them; the next second draws it again. Thread-safe.
+/// The status line. Every other stderr line (``say(_:level:)``, the log's) goes through
+/// ``emit(_:)``, which wipes it first, so the line never mixes with them. Thread-safe.
 final class StatusLine: Sendable {
     /// The process's one status line.
     static let shared = StatusLine()
@@ -24,32 +25,31 @@ final class StatusLine: Sendable {
     /// The call's state, shown first.
     func setState(_ s: String) { state.withLock { $0.callState = s } }
 
-    /// New figures of `peer`: the line is drawn again.
+    /// New figures of `peer`: the line is drawn again (written with the lock held, so it
+    /// never lands inside another line).
     func update(peer: String, _ p: LinkProgress) {
-        let text: String? = state.withLock { s in
-            guard s.enabled, Log.enabled(.info) else { return nil }
+        state.withLock { s in
+            guard s.enabled, Log.enabled(.info) else { return }
             s.peers[peer] = p
             s.showing = true
-            return Self.text(s.callState, s.peers)
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + Self.text(s.callState, s.peers)).utf8))
         }
-        guard let text else { return }
-        FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
     }
 
-    /// Before another line goes to stderr: the status line is wiped (the cursor back at
-    /// the start of an empty line).
-    func clear() {
-        let showing = state.withLock { s in
-            defer { s.showing = false }
-            return s.showing
+    /// Writes `line` (newline included) to stderr, wiping the status line first when it
+    /// shows; the next second draws it again. Every other stderr line goes through here.
+    func emit(_ line: String) {
+        state.withLock { s in
+            let wipe = s.showing ? "\r\u{1B}[K" : ""
+            s.showing = false
+            FileHandle.standardError.write(Data((wipe + line).utf8))
         }
-        if showing { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 
     /// `established · offerer: video 120 in / 118 out · 950 kbit/s in, 1020 out · RTT 0.4 ms · loss 0.0 %`
     static func text(_ callState: String, _ peers: [String: LinkProgress]) -> String {
         let parts = peers.sorted { $0.key < $1.key }.map { peer, p in
-            "\(peer): video \(p.framesIn) in / \(p.framesOut) out · \(Int(p.kbpsIn.rounded())) kbit/s in, \(Int(p.kbpsOut.rounded())) out"
+            "\(Untrusted.quoted(peer, limit: 40)): video \(p.framesIn) in / \(p.framesOut) out · \(Int(p.kbpsIn.rounded())) kbit/s in, \(Int(p.kbpsOut.rounded())) out"
                 + " · RTT " + (p.rttMs.map { String(format: "%.1f ms", $0) } ?? "-") + String(format: " · loss %.1f %%", p.lossPercent)
         }
         return ([callState] + parts).joined(separator: " · ")

@@ -27,7 +27,7 @@ func sdpCommand(_ arguments: [String]) {
         case "-": path = "-"
         case let option where option.hasPrefix("--"): p.unknownOption()
         default:
-            guard path == nil else { p.fail("one FILE only, got \"\(path ?? "")\" and \"\(argument)\"") }
+            guard path == nil else { p.fail("one FILE only, got \"\(Untrusted.quoted(path ?? ""))\" and \"\(Untrusted.quoted(argument))\"") }
             path = argument
         }
     }
@@ -38,15 +38,15 @@ func sdpCommand(_ arguments: [String]) {
     } else {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            p.fail("cannot read \"\(path)\": no such file")
+            p.fail("cannot read \"\(Untrusted.quoted(path))\": no such file")
         }
         guard !isDirectory.boolValue, let contents = FileManager.default.contents(atPath: path) else {
-            p.fail("cannot read \"\(path)\": " + (isDirectory.boolValue ? "it is a directory" : "permission denied or unreadable"))
+            p.fail("cannot read \"\(Untrusted.quoted(path))\": " + (isDirectory.boolValue ? "it is a directory" : "permission denied or unreadable"))
         }
         data = contents
     }
     let text = String(decoding: data, as: UTF8.self)
-    let name = path == "-" ? "stdin" : path
+    let name = path == "-" ? "stdin" : Untrusted.quoted(path)
     do {
         print(answer ? try SDPInspector.answer(text) : try SDPInspector.describe(text), terminator: answer ? "" : "\n")
     } catch {

@@ -50,6 +50,25 @@ import TestSupport
         #expect(throws: MatroskaError.noTrack(0, path: audio)) { try a.write(video: frames[0], track: 0, ms: 0) }
     }
 
+    /// A key frame that says 0x0 (a peer's bad header) does not start the file; the next
+    /// good one does, and ffprobe reads its size.
+    @Test func aKeyFrameOfNoSizeDoesNotStartTheFile() async throws {
+        let dir = TestServices.temporaryDirectory("matroska-zero")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let frames = try IVFReader.readAll(path: try await MediaFileTool.makeVP8(dir))
+        let path = dir + "/zero.webm"
+        let writer = try MatroskaWriter(path: path, tracks: [.vp8])
+        // Frame tag: key frame, version 0, shown, first partition 0; start code; 0 x 0 (RFC 6386 §9.1).
+        let zero = EncodedVideoFrame(data: [0x10, 0x00, 0x00, 0x9D, 0x01, 0x2A, 0, 0, 0, 0], isKeyframe: true, timestamp: 0)
+        try writer.write(video: zero, track: 0, ms: 0)
+        #expect(writer.packetsWritten == [0])
+        for f in frames { try writer.write(video: f, track: 0, ms: f.timestamp / 90) }
+        try writer.close()
+        #expect(writer.packetsWritten == [60])
+        let probe = try await MediaFileTool.check("ffprobe", ["-v", "error", "-show_entries", "stream=width,height", "-of", "csv=p=0", path])
+        #expect(probe.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "320,240")
+    }
+
     /// A file that cannot be made names libavformat's call, the reason and the path.
     @Test func aFileThatCannotBeMadeIsNamed() {
         do {

@@ -146,4 +146,37 @@ import TestSupport
             #expect(abs(duration - mediaTime) <= 0.02 * mediaTime, "duration \(duration) s vs media time \(mediaTime) s")
         }
     }
+
+    /// `--audio ogg:PATH`: the offerer sends an Ogg Opus file (660 Hz, 2 s, made by opusenc)
+    /// as it is, looped. The answerer's recording holds the file's packets byte for byte
+    /// from its first, its tone is 660 Hz, and it lasts the call (packets paced in real
+    /// time: the sender's packetsSent is its media time × 50 within 10 %).
+    @Test func anOggOpusFileIsSentAsItIs() async throws {
+        try await CallSlots.with(peers: 2) {
+            let services = try await TestServices.shared()
+            let h = CallHarness("ogg-source")
+            defer { h.remove() }
+            let wav = h.path("tone.wav"), ogg = h.path("tone.ogg")
+            let writer = try WAVWriter(path: wav, channels: 1)
+            try writer.write(AudioFrame(channels: 1, samples: (0..<96_000).map { Int16(8_000 * sin(2 * Double.pi * 660 * Double($0) / 48_000)) }))
+            try writer.close()
+            let enc = try await CallChecks.tool("opusenc", ["--quiet", wav, ogg])
+            #expect(enc.status == 0, "opusenc: \(enc.stderr)")
+            let common = try CallHarness.common(services, duration: 5)
+            async let answerer = h.run("answerer", "answer", common)
+            #expect(await h.waitForState("answerer", "ringing"))
+            async let offerer = h.run("offerer", "offer", common + ["--audio", "ogg:" + ogg])
+            let (a, o) = try await (answerer, offerer)
+            CallChecks.exitedZero([a, o])
+            let sent = try OggOpusReader(path: ogg).packets, got = try OggOpusReader(path: h.path("answerer.ogg")).packets
+            #expect(got.count > 100 && Array(got.prefix(sent.count)) == Array(sent.prefix(got.count)), "the file's packets as they are: \(got.count) received")
+            let tones = try CallDataChannelTests.toneFrequencies(h.path("answerer.ogg"))
+            #expect(!tones.isEmpty && tones.allSatisfy { abs($0 - 660) < 12 }, "\(tones)")
+            let established = try #require(o.time(of: "state", "state", "established")), exit = try #require(o.events("exit").first?["t"] as? Double)
+            let mediaTime = (exit - established) / 1000
+            let packets = o.stats(about: "answerer").flatMap { CallChecks.statsObject($0, type: "outbound-rtp", kind: "audio") }?["packetsSent"] as? Int ?? 0
+            print("ogg source: \(sent.count) packets in the file, \(got.count) recorded, \(packets) sent in \(mediaTime) s; tones \(tones)")
+            #expect(abs(Double(packets) - mediaTime * 50) <= 0.1 * mediaTime * 50, "paced in real time")
+        }
+    }
 }

@@ -40,7 +40,7 @@ import TestSupport
         let cases: [([String], [String: String], String)] = [
             (["offer"] + router + ["--video", "ivf:/nonexistent.ivf"], [:], "--video \"ivf:/nonexistent.ivf\": expected a readable video file"),
             (["offer"] + router + ["--video", "y4m:/nonexistent.y4m"], [:], "--video \"y4m:/nonexistent.y4m\": expected a readable video file"),
-            (["offer"] + router + ["--audio", "wav:/nonexistent.wav"], [:], "--audio \"wav:/nonexistent.wav\": expected a readable WAV file"),
+            (["offer"] + router + ["--audio", "wav:/nonexistent.wav"], [:], "--audio \"wav:/nonexistent.wav\": expected a readable audio file"),
             (["offer"] + router + ["--video", "ivf:" + garbage], [:], "--video \"ivf:\(garbage)\": expected a readable video file"),
             (["offer"] + router + ["--video-out", "/nonexistent/dir/x.ivf"], [:],
              "--video-out \"/nonexistent/dir/x.ivf\": expected a file that can be written: no directory \"/nonexistent/dir\""),

@@ -220,9 +220,11 @@ let processStart: TimeInterval = {
 }()
 
 /// Human progress on stderr, `peer: <line>`, when the log level takes `level` (info by
-/// default: `-q` keeps only errors).
+/// default: `-q` keeps only errors); from `debug` on as a timed log line (`12.345 peer: …`).
 func say(_ line: String, level: LogLevel = .info) {
     guard Log.enabled(level) else { return }
+    // From debug on, every line is a timed log line ("12.345 peer: …") among the others.
+    if Log.enabled(.debug) { return Log.write(level, "peer", line) }
     // Lines name what peers sent (user ids, mids, reasons): no control character of theirs
     // reaches the terminal.
     StatusLine.shared.emit("peer: \(Untrusted.quoted(line, limit: .max))\n")

@@ -104,7 +104,8 @@ enum Help {
       --no-ice-restart        do not restart ICE when it stays disconnected 5 s or fails (by
                               default the side that offered first re-offers with new ICE
                               credentials, and the call fails, exit 5, only when that
-                              restart does not connect within 15 s)
+                              restart does not connect within 15 s), e.g. --no-ice-restart
+                              to see a path failure end the call
       --control stdin         one JSON command per line on stdin, the same actions, e.g.
                               {"action":"hold","id":1}; each answered by an "action" event
                               on stdout (ok, detail, id); a bad line gets ok false only;
@@ -125,11 +126,13 @@ enum Help {
                               as fast as it takes them; the receiving peer counts them
                               (dataSummary: received, missing, repeated, out of order),
                               e.g. --data-burst chat:10000:1024
-      --data-echo             send every message received back on its channel
+      --data-echo             send every message received back on its channel, e.g.
+                              peer answer … --data-echo for round-trip tests
       --data-out PATH         every message sent and received as a JSON line (time, peer,
                               direction, label, text or base64), e.g. --data-out chat.jsonl
       --min-messages N        exit 7 unless each peer sent us ≥ N data channel messages
-                              (with --video none --audio none a call is data only)
+                              (with --video none --audio none a call is data only),
+                              e.g. --min-messages 100
       --json                  one JSON event per line on stdout: state, milestone, candidate,
                               track, frames (every second), busy, signalingError, router,
                               renegotiated (offerer, reason, before/after directions, ms),
@@ -144,8 +147,9 @@ enum Help {
                               how much goes to stderr (default info, or $PEER_LOG): -v is
                               debug (libnice's connectivity checks, the DTLS handshake, WAMP
                               messages, libsrtp), -vv trace (STUN messages, WebSocket
-                              frames); -q errors only; each such line timed and named by its
-                              component, e.g. --log-level debug prints "0.168 dtls: …"
+                              frames); -q errors only; from -v on every line is timed and
+                              named by its component, e.g. --log-level debug prints
+                              "0.168 dtls: …" and "0.201 peer: established"
       --stats PATH            write the final statistics of every peer to PATH (JSON),
                               e.g. --stats call-stats.json
       --repeat N|forever      offer/answer only: N calls one after another in this process
@@ -216,7 +220,8 @@ enum Help {
         case "loopback":
             return ["usage:", loopback, "", "examples:", "  peer loopback --duration 5",
                     "  peer loopback --video pattern:320x240@15 --bitrate 300 --out-dir /tmp/lb --json",
-                    "  peer loopback --no-media --data-channel chat --data-burst chat:1000:1024"].joined(separator: "\n")
+                    "  peer loopback --no-media --data-channel chat --data-burst chat:1000:1024",
+                    "  peer loopback --timeout 5 --vanilla -v"].joined(separator: "\n")
         case "sdp":
             return ["usage:", sdp, "", "examples:", "  peer sdp offer.sdp", "  peer sdp offer.sdp --answer",
                     "  cat offer.sdp | peer sdp -"].joined(separator: "\n")

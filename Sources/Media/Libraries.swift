@@ -48,5 +48,7 @@ public enum MediaLibraries {
     }
 
     /// The library versions this module links, name → version (libogg has no version call).
-    public static var libraryVersions: [String: String] { ["libvpx": vpxVersion, "libopus": opusVersion] }
+    public static var libraryVersions: [String: String] {
+        ["libvpx": vpxVersion, "libopus": opusVersion, "libavformat": MatroskaWriter.libavformatVersion]
+    }
 }

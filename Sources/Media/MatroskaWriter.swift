@@ -50,6 +50,12 @@ public final class MatroskaWriter: Sendable {
     public let path: String
     /// The tracks, in the order their indexes name them.
     public let tracks: [Track]
+    /// The run-time version of libavformat ("59.27.100").
+    public static var libavformatVersion: String {
+        let v = avformat_version()
+        return "\(v >> 16).\(v >> 8 & 0xFF).\(v & 0xFF)"
+    }
+
     /// Most packets kept while the header waits for a track's parameters.
     public static let maximumWaiting = 2_000
 

@@ -124,7 +124,11 @@ final class ReceiveSinks {
                 left -= pcm.samplesPerChannel
             }
         }
-        if let frame, let pcm = try? opus.decode(frame.data, timestamp: frame.timestamp) { blocks.append(pcm) }
+        if let frame, let pcm = try? opus.decode(frame.data, timestamp: frame.timestamp) {
+            blocks.append(pcm)
+            // A WAV-only recording counts the packets it holds, as the Ogg writer does.
+            if wav != nil, ogg == nil, mkv == nil { stats.framesWritten += 1 }
+        }
         for block in blocks {
             stats.samples += block.samplesPerChannel
             if let wav { try? wav.write(block) }

@@ -120,8 +120,9 @@ enum Help {
                               (hold, unhold, video, audio, keyframe, hangup, ping), each
                               answered on it; every message is a "message" event
       --at SECONDS:send:LABEL:TEXT  send TEXT on the channel LABEL, e.g. --at 2:send:chat:hi
-                              or --at 4:send:control:{"action":"hold"}; --at SECONDS:close:LABEL
-                              closes it (the control command {"action":"close","label":…} too)
+                              or --at '4:send:control:{"action":"hold"}' (quoted for the
+                              shell); --at SECONDS:close:LABEL closes it (the control
+                              command {"action":"close","label":…} too)
       --data-burst LABEL:N:BYTES  once LABEL is open send N numbered messages of BYTES bytes
                               as fast as it takes them; the receiving peer counts them
                               (dataSummary: received, missing, repeated, out of order),
@@ -181,10 +182,14 @@ enum Help {
 
     /// The exit codes of the call commands.
     static let exitCodes = """
-      0 call done: established, --min-frames met 5 ICE failed (or no usable codec)
-      2 bad arguments or input            6 DTLS failed
-      3 router unreachable or auth refused 7 fewer frames than --min-frames
-      4 no offer/answer within --timeout  8 busy: the answerer is in another call
+      0 call done: established, --min-frames met
+      2 bad arguments or input
+      3 router unreachable or auth refused
+      4 no offer/answer within --timeout
+      5 ICE failed (or no usable codec)
+      6 DTLS failed
+      7 fewer frames than --min-frames (or messages than --min-messages)
+      8 busy: the answerer is in another call
       130 interrupted (SIGINT), 143 (SIGTERM), after hanging up and closing the files
       A call that never reached "established" never exits 0: if the peer hangs up first
       it exits 4, 5 or 6 for the step it reached (no offer/answer, ICE, DTLS), named in

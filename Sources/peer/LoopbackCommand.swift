@@ -31,6 +31,7 @@ func loopbackCommand(_ arguments: [String]) async {
     }
     startLogging()
     let progress: @Sendable (String) -> Void = { line in
+        if Log.enabled(.debug) { return Log.write(.info, "loopback", line) }  // timed among the log's lines
         if Log.enabled(.info) { FileHandle.standardError.write(Data("peer loopback: \(line)\n".utf8)) }
     }
     do {

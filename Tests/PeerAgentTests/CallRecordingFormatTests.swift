@@ -52,6 +52,10 @@ import TestSupport
                     #expect(d.map { abs($0 - mediaTime) <= 0.02 * mediaTime } == true, ".\(file): \(String(describing: d)) s vs media time \(mediaTime) s")
                 }
                 #expect(v.frames != nil && v.frames == written && Double(v.frames ?? 0) >= 0.9 * Double(sent), "frames \(String(describing: v.frames))")
+                // The audio packets a recording holds are counted, a WAV's too.
+                let audioWritten = receiver.stats(about: sender.name).flatMap { CallChecks.statsObject($0, type: "inbound-rtp", kind: "audio") }?["framesWritten"] as? Int ?? 0
+                let audioSent = sender.stats(about: receiver.name).flatMap { CallChecks.statsObject($0, type: "outbound-rtp", kind: "audio") }?["packetsSent"] as? Int ?? 0
+                #expect(Double(audioWritten) >= 0.9 * Double(audioSent) && audioSent > 0, ".\(audio): \(audioWritten) packets written of \(audioSent) sent")
             }
         }
     }

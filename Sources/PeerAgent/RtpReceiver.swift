@@ -231,8 +231,7 @@ final class RtpReceiver: Sendable {
         network.withLock { n in
             guard report.ssrc == n.remoteSSRC else { return }
             n.lastSenderReport = (RoundTripTime.middle32(ofNTP: report.ntpTimestamp), monotonicMs())
-            n.senderSync = (Double(report.ntpTimestamp >> 32) + Double(report.ntpTimestamp & 0xFFFF_FFFF) / 4_294_967_296,
-                            report.rtpTimestamp)
+            n.senderSync = (RoundTripTime.seconds(ofNTP: report.ntpTimestamp), report.rtpTimestamp)
         }
     }
 

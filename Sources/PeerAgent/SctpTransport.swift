@@ -5,18 +5,6 @@ import SCTP
 import SDP
 import Synchronization
 
-/// W3C `RTCSctpTransportState`, plus `new` before the association starts.
-public enum SctpTransportState: String, Sendable, Equatable {
-    /// No association yet (no data section negotiated, or DTLS not connected).
-    case new
-    /// INIT sent, the association not up yet.
-    case connecting
-    /// The association is up.
-    case connected
-    /// The association ended or the connection closed.
-    case closed
-}
-
 /// The connection's data channel transport (W3C `RTCSctpTransport`): whether the
 /// descriptions carry a data section (`m=application … webrtc-datachannel`), its
 /// negotiation, the association once DTLS is connected, and every channel.
@@ -68,12 +56,8 @@ public final class SctpTransport: Sendable {
         var lastStatus: SCTPAssociation.Status?
         /// A drain is due in ``SctpTransport/retryMs`` (the queue stopped on a full buffer).
         var retry: UInt32 = 0
-        /// A message sent in parts with the deprecated partial PPIDs 52 and 54 (RFC 8831
-        /// §8): what arrived of it so far, by stream, until its last part (PPID 51 or 53).
-        var partial: [UInt16: [UInt8]] = [:]
-        /// Streams whose message in parts went over our max-message-size: its later parts
-        /// are dropped too, up to and including its last.
-        var discardingPartial: Set<UInt16> = []
+        /// Messages sent in parts with the deprecated PPIDs 52 and 54 (RFC 8831 §8).
+        var partials = PartialMessages(messageLimit: JSEP.maxMessageSize, totalLimit: 4 << 20)
         /// Stream ids below this are usable: the fewer of the association's inbound and
         /// outbound stream counts (RFC 4960 §5.1.1; ours offered 1,024 each way).
         var streamLimit = SCTPAssociation.streams
@@ -84,9 +68,6 @@ public final class SctpTransport: Sendable {
     /// seen to stay silent with room in its buffer after a partial send (explicit EOR),
     /// leaving thousands of messages queued and the association idle (a 10 % loss run).
     static let retryMs: UInt32 = 10
-    /// Most bytes the unfinished messages in parts (PPIDs 52/54) of all streams together may
-    /// hold (each is within our max-message-size), so a peer cannot hold 1,024 × 256 KiB.
-    static let partialTotalLimit = 4 << 20
     private let confined: LoopBound<Confined>
 
     init(loop: EventLoop, onEvent: @escaping @Sendable (DataChannelEvent) -> Void) {
@@ -272,8 +253,7 @@ public final class SctpTransport: Sendable {
             // The stream cannot be reused while its reset is not done: the channel is over.
             for sid in everyStreamIfEmpty(sids) {
                 shared.withLock { _ = $0.blockedStreams.insert(sid) }
-                confined.value.partial[sid] = nil
-                confined.value.discardingPartial.remove(sid)
+                confined.value.partials.forget(sid)
                 guard let ch = channel(sid) else { continue }
                 onEvent(.error(ch, "data channel \"\(ch.label)\": the peer \(denied ? "denied" : "failed") the reset of stream \(sid) (RFC 6525); the channel is closed and the stream not used again"))
                 setState(ch, .closed)
@@ -368,25 +348,19 @@ public final class SctpTransport: Sendable {
         let kind = DataChannelPPID(rawValue: ppid)
         let c = confined.value
         if kind == .stringPartial || kind == .binaryPartial {
-            guard !c.discardingPartial.contains(sid) else { return }
-            c.partial[sid, default: []].append(contentsOf: data)
-            let sofar = c.partial[sid]?.count ?? 0
-            let total = c.partial.values.reduce(0) { $0 + $1.count }
-            if total > Self.partialTotalLimit, sofar <= JSEP.maxMessageSize {
-                c.partial[sid] = nil
-                c.discardingPartial.insert(sid)
-                onEvent(.error(ch, "data channel \"\(ch.label)\": messages in parts on every stream hold \(total) bytes, over \(Self.partialTotalLimit): this one (PPID \(ppid), \(sofar) bytes so far) is dropped"))
-            } else if sofar > JSEP.maxMessageSize {
-                c.partial[sid] = nil
-                c.discardingPartial.insert(sid)
-                onEvent(.error(ch, "data channel \"\(ch.label)\": a message sent in parts (PPID \(ppid)) is over our max-message-size \(JSEP.maxMessageSize) at \(sofar) bytes: dropped"))
+            switch c.partials.part(data, stream: sid) {
+            case let .tooLarge(bytes)?:
+                onEvent(.error(ch, "data channel \"\(ch.label)\": a message sent in parts (PPID \(ppid)) is over our max-message-size \(c.partials.messageLimit) at \(bytes) bytes: dropped"))
+            case let .tooMuchInParts(total, bytes)?:
+                onEvent(.error(ch, "data channel \"\(ch.label)\": messages in parts on every stream hold \(total) bytes, over \(c.partials.totalLimit): this one (PPID \(ppid), \(bytes) bytes so far) is dropped"))
+            case nil: break
             }
             return
         }
         var data = data
         if kind == .string || kind == .binary {
-            guard c.discardingPartial.remove(sid) == nil else { return }  // the last part of one already dropped
-            if let head = c.partial.removeValue(forKey: sid) { data = head + data }
+            guard let joined = c.partials.last(data, stream: sid) else { return }  // the last part of one dropped
+            data = joined
         }
         switch kind {
         case .string?:
@@ -449,8 +423,7 @@ public final class SctpTransport: Sendable {
 
     /// The peer reset its outgoing side of `sid`: the channel closes (we reset ours).
     private func peerReset(_ sid: UInt16) {
-        confined.value.partial[sid] = nil
-        confined.value.discardingPartial.remove(sid)
+        confined.value.partials.forget(sid)
         guard let ch = channel(sid) else { return }
         let (wasOpen, needReset, done) = ch.state.withLock { s in
             s.incomingReset = true

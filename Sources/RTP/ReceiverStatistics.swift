@@ -123,6 +123,9 @@ public enum RoundTripTime {
     /// the form used by LSR, DLSR and the arrival time A.
     public static func middle32(ofNTP ntp: UInt64) -> UInt32 { UInt32(truncatingIfNeeded: ntp >> 16) }
 
+    /// A 64-bit NTP timestamp (32.32 fixed point) as seconds since 1900.
+    public static func seconds(ofNTP ntp: UInt64) -> Double { Double(ntp >> 32) + Double(ntp & 0xFFFF_FFFF) / 4_294_967_296 }
+
     /// Round-trip time in milliseconds: `A − LSR − DLSR`, where `arrival` (A) is the
     /// middle 32 bits of the NTP time the report block arrived, and all three are
     /// in 1/65536 s units. Returns nil if LSR is 0 (no SR received yet) or the result is negative.

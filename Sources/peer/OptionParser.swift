@@ -64,16 +64,17 @@ struct OptionParser {
     /// only), `--log-level LEVEL`: every command's, set at once (``Log/configure(level:start:)``),
     /// the last one winning. True when the current word was one of them.
     private mutating func takeLogOption() -> Bool {
-        if ["--verbose", "-q", "--quiet", "--help"].contains(option) || (option.count > 1 && option.hasPrefix("-") && option.dropFirst().allSatisfy { $0 == "v" }),
-           let v = inline {
+        // -v, -vv, …: one level each v; --verbose: one.
+        let more = option == "--verbose" ? 1 : (option.count > 1 && option.first == "-" && option.dropFirst().allSatisfy { $0 == "v" } ? option.count - 1 : 0)
+        let quiet = option == "-q" || option == "--quiet"
+        if more > 0 || quiet || option == "--help", let v = inline {
             fail("\(option) takes no value, got \"\(option)=\(Untrusted.quoted(v))\" (try peer \(command) --help)")
         }
-        let more = option == "--verbose" ? 1 : (option.count > 1 && option.dropFirst().allSatisfy { $0 == "v" } && option.hasPrefix("-") ? option.count - 1 : 0)
-        if more > 0, inline == nil {
+        if more > 0 {
             Log.configure(level: LogLevel(rawValue: min(Log.level.rawValue + more, LogLevel.trace.rawValue)) ?? .trace)
             return true
         }
-        if option == "-q" || option == "--quiet", inline == nil {
+        if quiet {
             Log.configure(level: .error)
             return true
         }

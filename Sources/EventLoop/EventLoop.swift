@@ -23,6 +23,8 @@ public final class EventLoop: @unchecked Sendable {
     /// The `GMainContext*` this loop runs; thread-default on the loop thread.
     public let context: OpaquePointer
     private let loop: OpaquePointer
+    /// The closures of ``async(_:)``, ``sync(_:)`` and ``perform(_:)``, in order.
+    private let queue: LoopQueue
     /// Left by the loop thread when it has ended (after its final drain); waited on by
     /// ``stop()`` and by ``sync(_:)`` callers that run in its place.
     private let threadEnded = DispatchGroup()
@@ -43,6 +45,7 @@ public final class EventLoop: @unchecked Sendable {
         self.name = name
         context = g_main_context_new()
         loop = g_main_loop_new(context, 0)
+        queue = LoopQueue(context: context)
         let started = DispatchSemaphore(value: 0)
         let pointers = LoopPointers(context: context, loop: loop), ended = threadEnded
         ended.enter()
@@ -97,7 +100,7 @@ public final class EventLoop: @unchecked Sendable {
         enqueue(body)
     }
 
-    /// Queues `body` as an idle source; false when the loop is stopped. Holding the
+    /// Queues `body` (``LoopQueue``); false when the loop is stopped. Holding the
     /// lock while attaching guarantees every accepted closure runs: stop() sets the
     /// flag under the same lock before quitting, and the thread drains after quitting.
     private func enqueue(_ body: @escaping @Sendable () -> Void) -> Bool {
@@ -108,23 +111,10 @@ public final class EventLoop: @unchecked Sendable {
         }
     }
 
-    /// Attaches `body` to the context as an idle source (GLib calls only, no Swift code runs).
+    /// Appends `body` to the loop's queue (``LoopQueue``: one GSource runs the queued
+    /// closures in order), waking the loop when called from another thread.
     private func attachIdle(_ body: @escaping @Sendable () -> Void) {
-        let box = Unmanaged.passRetained(ClosureBox(body))
-        // g_main_context_invoke_full runs inline when the caller owns the context;
-        // we always want queue order, so attach an idle source instead.
-        let source = g_idle_source_new()
-        g_source_set_priority(source, Int32(G_PRIORITY_DEFAULT))
-        g_source_set_callback(source, { data in
-            guard let data else { return 0 }
-            Unmanaged<ClosureBox>.fromOpaque(data).takeUnretainedValue().body()
-            return 0  // G_SOURCE_REMOVE
-        }, box.toOpaque(), { data in
-            guard let data else { return }
-            Unmanaged<ClosureBox>.fromOpaque(data).release()
-        })
-        g_source_attach(source, context)
-        g_source_unref(source)
+        queue.append(body, wake: !isCurrent)
     }
 
     /// Runs `body` on the loop thread and waits for its result. Runs inline when the

@@ -1,4 +1,4 @@
-// SctpTransport: W3C RTCSctpTransport — the connection's SCTP association over DTLS (RFC 8261, SDP RFC 8841) and its data channels: DCEP (RFC 8832), stream ids by DTLS role, sends in order with a buffered amount, closing by stream reset (RFC 8831 §6.7).
+// SctpTransport: W3C RTCSctpTransport — the connection's SCTP association over DTLS (RFC 8261, SDP RFC 8841) and its data channels: DCEP (RFC 8832), stream ids by DTLS role, sends in order per channel, channels in turn, with a buffered amount, closing by stream reset (RFC 8831 §6.7).
 import DTLS
 import EventLoop
 import SCTP
@@ -15,7 +15,7 @@ import Synchronization
 /// calling out.
 public final class SctpTransport: Sendable {
     let loop: EventLoop
-    private let onEvent: @Sendable (DataChannelEvent) -> Void
+    let onEvent: @Sendable (DataChannelEvent) -> Void
 
     struct Shared {
         var channels: [DataChannel] = []
@@ -49,8 +49,8 @@ public final class SctpTransport: Sendable {
     /// Loop-thread state.
     final class Confined {
         var association: SCTPAssociation?
-        var outbox: [Outgoing] = []
-        var head = 0
+        /// What waits for room in the association, by stream, taken round-robin.
+        var outbox = StreamSendQueue<Outgoing>()
         var up = false
         /// The association's last status, kept when it closes (for the final stats).
         var lastStatus: SCTPAssociation.Status?
@@ -68,7 +68,7 @@ public final class SctpTransport: Sendable {
     /// seen to stay silent with room in its buffer after a partial send (explicit EOR),
     /// leaving thousands of messages queued and the association idle (a 10 % loss run).
     static let retryMs: UInt32 = 10
-    private let confined: LoopBound<Confined>
+    let confined: LoopBound<Confined>
 
     init(loop: EventLoop, onEvent: @escaping @Sendable (DataChannelEvent) -> Void) {
         self.loop = loop
@@ -217,8 +217,7 @@ public final class SctpTransport: Sendable {
             if let status = c.association?.status { c.lastStatus = status }
             c.association?.close()
             c.association = nil
-            c.outbox = []
-            c.head = 0
+            c.outbox.removeAll()
             c.up = false
         }
         let open = shared.withLock { s in
@@ -390,7 +389,14 @@ public final class SctpTransport: Sendable {
     private func dcep(_ data: [UInt8], stream sid: UInt16) {
         let message: DCEPMessage
         do { message = try DCEPMessage(parsing: data) } catch {
-            onEvent(.error(channel(sid), "stream \(sid): \(error); the message is dropped"))
+            let existing = channel(sid)
+            // A DATA_CHANNEL_OPEN we cannot read opens nothing here, while the peer's channel
+            // is already open on its side (RFC 8832 §6: no wait for the ack): reset our side
+            // of the stream, so the peer closes its channel too (RFC 8831 §6.7).
+            let refused = existing == nil && data.first == DCEPMessage.openType
+            onEvent(.error(existing, "stream \(sid): \(error); the message is dropped"
+                + (refused ? ", and the stream is reset so the peer's channel closes" : "")))
+            if refused { try? confined.value.association?.resetOutgoing([sid]) }
             return
         }
         switch message {
@@ -452,116 +458,25 @@ public final class SctpTransport: Sendable {
             s.readyState = new  // bufferedAmount stays as it is (W3C: it does not reset on close)
             return true
         }
-        if changed { onEvent(.state(ch, new)) }
+        guard changed else { return }
+        if new == .closed { forgetClosedChannels() }
+        onEvent(.state(ch, new))
     }
 
-    // MARK: Sending
+    /// Closed channels kept in ``channels`` (their stats stay readable); older ones are let
+    /// go, so a peer that opens and closes channels all call long grows nothing.
+    public static let closedChannelsKept = 64
 
-    /// Queues `message` of `channel` (its buffered amount already counts it).
-    func enqueue(_ message: DataChannelMessage, on channel: DataChannel) {
-        let (ppid, bytes): (DataChannelPPID, [UInt8]) = switch message {
-        case .text(let t): t.isEmpty ? (.stringEmpty, [0]) : (.string, Array(t.utf8))
-        case .binary(let b): b.isEmpty ? (.binaryEmpty, [0]) : (.binary, b)
-        }
-        loop.async { [weak self] in
-            guard let self, let sid = channel.id else { return }
-            self.queue(Outgoing(channel: channel, streamId: sid, ppid: ppid, bytes: bytes, userBytes: message.byteCount))
-            self.drain()
-        }
-    }
-
-    private func queue(_ item: Outgoing) { confined.value.outbox.append(item) }
-
-    /// Test hook: sends `bytes` as they are on `stream` with payload protocol `ppid`
-    /// (malformed DCEP, unknown PPIDs, oversized messages), after what is queued; the rest
-    /// of a message the buffer did not take is sent 1 ms later (one raw message at a time).
-    func sendRaw(_ bytes: [UInt8], stream: UInt16, ppid: UInt32, from offset: Int = 0) {
-        loop.async { [weak self] in
-            guard let self, let association = self.confined.value.association else { return }
-            var offset = offset
-            while offset < bytes.count {
-                guard case .accepted(let n)? = try? association.send(bytes[offset...], streamId: stream, ppid: ppid,
-                                                                     unordered: false, reliability: .reliable) else {
-                    let at = offset
-                    self.loop.after(milliseconds: 1) { [weak self] in self?.sendRaw(bytes, stream: stream, ppid: ppid, from: at) }
-                    return
-                }
-                offset += n
+    private func forgetClosedChannels() {
+        shared.withLock { s in
+            var closed = s.channels.count { $0.readyState == .closed }
+            guard closed > Self.closedChannelsKept else { return }
+            s.channels.removeAll { ch in
+                guard closed > Self.closedChannelsKept, ch.readyState == .closed else { return false }
+                closed -= 1
+                return true
             }
         }
-    }
-
-    /// Sends what waits, in order, until the association's buffer is full.
-    private func drain() {
-        let c = confined.value
-        guard c.up, let association = c.association else { return }
-        while c.head < c.outbox.count {
-            let item = c.outbox[c.head]
-            let ch = item.channel
-            if ch.readyState == .closed, item.offset == 0 {  // a closed channel's queue is dropped
-                finished(c.head, sent: false)
-                continue
-            }
-            let unordered = item.userBytes != nil && !ch.ordered && ch.state.withLock { $0.peerConfirmed }
-            let reliability: SCTPReliability = item.userBytes == nil ? .reliable : ch.reliability
-            let outcome: SCTPAssociation.SendOutcome
-            do {
-                outcome = try association.send(item.bytes[item.offset...], streamId: item.streamId, ppid: item.ppid.rawValue,
-                                               unordered: unordered, reliability: reliability)
-            } catch {
-                onEvent(.error(ch, "data channel \"\(ch.label)\": \(error)"))
-                finished(c.head, sent: false)
-                continue
-            }
-            guard case .accepted(let n) = outcome else {
-                retryLater()
-                break
-            }
-            c.outbox[c.head].offset += n
-            guard c.outbox[c.head].offset >= item.bytes.count else {
-                retryLater()
-                break
-            }
-            finished(c.head, sent: true)
-        }
-        if c.head > 0, c.head == c.outbox.count || c.head > 4096 {
-            c.outbox.removeFirst(c.head)
-            c.head = 0
-        }
-    }
-
-    /// Drains again in ``retryMs`` unless a drain is due already.
-    private func retryLater() {
-        let c = confined.value
-        guard c.retry == 0 else { return }
-        c.retry = loop.after(milliseconds: Self.retryMs) { [weak self] in
-            guard let self else { return }
-            self.confined.value.retry = 0
-            self.drain()
-        }
-    }
-
-    /// The item at `index` left the queue: counts, the buffered amount, a closing channel's reset.
-    private func finished(_ index: Int, sent: Bool) {
-        let c = confined.value
-        let item = c.outbox[index]
-        c.head = index + 1
-        let ch = item.channel
-        if let size = item.userBytes {
-            let low = ch.state.withLock { s -> Bool in
-                // Dropped unsent from a closed channel: W3C keeps it in bufferedAmount.
-                guard sent || s.readyState != .closed else { return false }
-                let before = s.bufferedAmount
-                s.bufferedAmount = max(0, s.bufferedAmount - size)
-                if sent {
-                    s.messagesSent += 1
-                    s.bytesSent += size
-                }
-                return before > s.bufferedAmountLowThreshold && s.bufferedAmount <= s.bufferedAmountLowThreshold
-            }
-            if low { onEvent(.bufferedAmountLow(ch)) }
-        }
-        if ch.readyState == .closing { resetIfDrained(ch) }
     }
 
     /// Closes `channel` (W3C close): `closing`; its stream is reset once what it queued
@@ -571,7 +486,8 @@ public final class SctpTransport: Sendable {
             guard let self else { return }
             switch channel.readyState {
             case .closing, .closed: return
-            case .connecting:
+            case .connecting:  // no stream yet (the association is not up): nothing to reset
+                self.setState(channel, .closing)  // W3C close(): closing first, then closed
                 self.setState(channel, .closed)
             case .open:
                 self.setState(channel, .closing)
@@ -580,9 +496,9 @@ public final class SctpTransport: Sendable {
         }
     }
 
-    private func resetIfDrained(_ ch: DataChannel) {
+    func resetIfDrained(_ ch: DataChannel) {
         let c = confined.value
-        guard let sid = ch.id, !c.outbox[c.head...].contains(where: { $0.channel === ch }) else { return }
+        guard let sid = ch.id, !c.outbox.contains(stream: sid, where: { $0.channel === ch }) else { return }
         let needed = ch.state.withLock { s in
             defer { s.resetRequested = true }
             return !s.resetRequested

@@ -4,7 +4,7 @@ import PeerAgent
 
 /// What a call knows of one link's data channels (the call's task only).
 final class LinkData {
-    /// Every channel of the link, ours and the peer's.
+    /// The link's channels, ours and the peer's, until they close (then summarized and let go).
     var channels: [DataChannel] = []
     /// Numbered messages sent so far, by channel (`--data-burst`).
     var burstSent: [ObjectIdentifier: Int] = [:]
@@ -93,6 +93,7 @@ extension CallRun {
         case let .state(ch, state):
             onEvent(.dataChannel(peer: link.peer, label: ch.label, id: ch.id.map(Int.init), state: state.rawValue, detail: nil))
             if state == .open { pumpBurst(ch, on: link) }
+            if state == .closed { summarizeClosed(ch, on: link) }
         case let .message(ch, message):
             return await received(message, on: ch, link: link)
         case let .bufferedAmountLow(ch):
@@ -183,12 +184,24 @@ extension CallRun {
     /// The `dataSummary` events of `link`'s channels (at its close): counts, and for
     /// numbered messages what arrived of them.
     func summarizeData(_ link: CallLink) {
-        for ch in link.data.channels {
-            let s = ch.stats(timestamp: 0)
-            let n = link.data.numbered[ObjectIdentifier(ch)]
-            onEvent(.dataSummary(peer: link.peer, label: ch.label, messagesSent: s.messagesSent, bytesSent: s.bytesSent,
-                                 messagesReceived: s.messagesReceived, bytesReceived: s.bytesReceived, numbered: n))
-        }
+        for ch in link.data.channels { summarize(ch, on: link) }
+    }
+
+    /// A channel that closed mid-call: its summary now, and the call lets go of it (a peer
+    /// that opens and closes channels all call long grows nothing here).
+    private func summarizeClosed(_ ch: DataChannel, on link: CallLink) {
+        guard link.data.channels.contains(where: { $0 === ch }) else { return }
+        summarize(ch, on: link)
+        link.data.channels.removeAll { $0 === ch }
+        link.data.numbered[ObjectIdentifier(ch)] = nil
+        link.data.burstSent[ObjectIdentifier(ch)] = nil
+    }
+
+    private func summarize(_ ch: DataChannel, on link: CallLink) {
+        let s = ch.stats(timestamp: 0)
+        let n = link.data.numbered[ObjectIdentifier(ch)]
+        onEvent(.dataSummary(peer: link.peer, label: ch.label, messagesSent: s.messagesSent, bytesSent: s.bytesSent,
+                             messagesReceived: s.messagesReceived, bytesReceived: s.bytesReceived, numbered: n))
     }
 }
 

@@ -140,10 +140,10 @@ public enum Loopback {
         progress("media flowing for \(options.durationSeconds) s")
         let end = Date().addingTimeInterval(options.durationSeconds)
         if !options.dataBursts.isEmpty {
-            // The channels open a round trip or two after DTLS.
-            _ = await changes.wait(within: 5) { a.sctp.channels.count >= options.dataChannels.count && b.sctp.channels.count >= options.dataChannels.count
-                && (a.sctp.channels + b.sctp.channels).allSatisfy { $0.readyState == .open } }
-            await data.sendBursts(on: a.sctp.channels + b.sctp.channels, until: end)
+            // The channels open a round trip or two after DTLS, or seconds later under loss
+            // (a DCEP open resent after backed-off timeouts): each burst starts when its
+            // channel opens on its side.
+            await data.sendBursts(on: { a.sctp.channels + b.sctp.channels }, expected: 2 * options.dataChannels.count, until: end)
         }
         let left = end.timeIntervalSinceNow
         if left > 0 { try await Task.sleep(nanoseconds: UInt64(left * 1e9)) }

@@ -49,8 +49,8 @@ public enum DCEPMessage: Sendable, Equatable {
     /// DATA_CHANNEL_ACK (type 0x02).
     case ack
 
-    /// Message types (RFC 8832 §8.2.1).
-    static let openType: UInt8 = 0x03, ackType: UInt8 = 0x02
+    /// The message type bytes of DATA_CHANNEL_OPEN and DATA_CHANNEL_ACK (RFC 8832 §8.2.1).
+    public static let openType: UInt8 = 0x03, ackType: UInt8 = 0x02
 
     /// Parses one DCEP message (the whole payload of an SCTP message with PPID 50).
     /// - Throws: ``DCEPError`` naming the field and offset: an empty or unknown message

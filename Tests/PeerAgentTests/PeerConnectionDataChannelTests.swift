@@ -72,6 +72,34 @@ import TestSupport
         #expect(throws: DataChannelError.notOpen(label: "chat", state: .closed)) { try ours.send(.text("late")) }
     }
 
+    /// Channels take turns: a text sent on `control` after 8 MiB were queued on `bulk`
+    /// arrives while most of the bulk is still on its way (one queue for all channels made
+    /// it wait for all of it), and each channel keeps its own order.
+    @Test func aMessageOnAnotherChannelDoesNotWaitBehindABulkTransfer() async throws {
+        final class Channels: @unchecked Sendable { var bulk: DataChannel?; var control: DataChannel? }
+        let made = Channels()
+        let pair = try ConnectedPair(tracksA: { pc in
+            made.bulk = try pc.createDataChannel("bulk")
+            made.control = try pc.createDataChannel("control")
+        }, tracksB: { _ in })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let bulk = try #require(made.bulk), control = try #require(made.control)
+        #expect(await eventually(within: 5) { Self.remoteChannel(pair, "b", "bulk") != nil && Self.remoteChannel(pair, "b", "control") != nil })
+        for i in 0..<128 { try bulk.send(.binary([UInt8](repeating: UInt8(i), count: 65_536))) }
+        try control.send(.text("hold"))
+        try control.send(.text("unhold"))
+        #expect(await eventually(within: 20) { Self.messages(pair, "b", "control").count == 2 })
+        let bulkBefore = Self.messages(pair, "b", "bulk").count
+        #expect(await eventually(within: 30) { Self.messages(pair, "b", "bulk").count == 128 })
+        print("data channel turns: control's 2 texts arrived after \(bulkBefore) of 128 bulk messages (64 KiB each)")
+        #expect(bulkBefore < 64, "control waited behind \(bulkBefore) of 128 bulk messages")
+        #expect(Self.messages(pair, "b", "control") == [.text("hold"), .text("unhold")])
+        let order = Self.messages(pair, "b", "bulk").map { if case .binary(let b) = $0 { Int(b[0]) } else { -1 } }
+        #expect(order == Array(0..<128))
+    }
+
     @Test func channelsBundledWithMediaUnorderedUnreliableNegotiatedAndAddedMidCall() async throws {
         let holder = Holder()
         let pair = try ConnectedPair(tracksA: { pc in
@@ -113,9 +141,9 @@ import TestSupport
         return (pair, ours, try #require(ours.id))
     }
 
-    /// What the peer sends that cannot be taken — a malformed DCEP open, an unknown PPID, a
-    /// message over our max-message-size, a message on a stream with no channel — each
-    /// gives an error event naming it, and the channel goes on.
+    /// What the peer sends that cannot be taken — a malformed DCEP open (its stream is reset,
+    /// RFC 8831 §6.7), an unknown PPID, a message over our max-message-size, a message on a
+    /// stream with no channel — each gives an error event naming it, and the channel goes on.
     @Test func badInputFromThePeerIsReportedAndTheChannelGoesOn() async throws {
         let (pair, ours, sid) = try await Self.openChat()
         defer { pair.close() }
@@ -131,7 +159,7 @@ import TestSupport
         #expect(await eventually(within: 5) { Self.messages(pair, "b", "chat") == [.text("still here")] })
         let errors = Self.channelEvents(pair, "b").compactMap { if case let .error(_, reason) = $0 { reason } else { nil } }
         print("bad input: \(errors)")
-        #expect(errors.contains { $0.contains("stream 9") && $0.contains("unknown channel type 0x5") })
+        #expect(errors.contains { $0.contains("stream 9") && $0.contains("unknown channel type 0x5") && $0.contains("the stream is reset") })
         #expect(errors.contains { $0.contains("unknown PPID 99") })
         #expect(errors.contains { $0.contains("300000 bytes") && $0.contains("max-message-size 262144") })
         #expect(errors.contains { $0.contains("stream 11") && $0.contains("no open channel") })

@@ -6,7 +6,9 @@
 import PackageDescription
 
 /// A SwiftPM system-library target for one Debian `-dev` package.
-func system(_ name: String, pkgConfig: String, apt: [String]) -> Target {
+/// With `pkgConfig` nil the library is not linked (its headers are on the standard
+/// include path): its shim loads it with dlopen when first needed.
+func system(_ name: String, pkgConfig: String?, apt: [String]) -> Target {
     .systemLibrary(name: name, path: "Sources/C/\(name)", pkgConfig: pkgConfig,
                    providers: [.apt(apt)])
 }
@@ -34,7 +36,8 @@ let package = Package(
         system("COpenSSL", pkgConfig: "openssl", apt: ["libssl-dev"]),
         system("CSRTP", pkgConfig: "libsrtp2", apt: ["libsrtp2-dev"]),
         system("CVPX", pkgConfig: "vpx", apt: ["libvpx-dev"]),
-        system("CAVFormat", pkgConfig: "libavformat", apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
+        // Not linked: loaded on the first WebM/Matroska recording (Sources/C/CAVFormat/shim.h).
+        system("CAVFormat", pkgConfig: nil, apt: ["libavformat-dev", "libavcodec-dev", "libavutil-dev"]),
         system("COpus", pkgConfig: "opus", apt: ["libopus-dev"]),
         system("COgg", pkgConfig: "ogg", apt: ["libogg-dev"]),
         system("CUsrsctp", pkgConfig: "usrsctp", apt: ["libusrsctp-dev"]),

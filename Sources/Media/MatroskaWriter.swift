@@ -50,11 +50,31 @@ public final class MatroskaWriter: Sendable {
     public let path: String
     /// The tracks, in the order their indexes name them.
     public let tracks: [Track]
-    /// The run-time version of libavformat ("59.27.100").
+    /// libavformat's version ("59.27.100"): the loaded library's once a recording loaded
+    /// it, else the one its headers describe, marked so.
     public static var libavformatVersion: String {
-        let v = avformat_version()
-        return "\(v >> 16).\(v >> 8 & 0xFF).\(v & 0xFF)"
+        func text(_ v: UInt32) -> String { "\(v >> 16).\(v >> 8 & 0xFF).\(v & 0xFF)" }
+        guard loaded.withLock({ $0 }), case .success(let api) = library, let version = api.avformat_version else {
+            return text(UInt32(peer_av_header_version)) + " (loaded for the first WebM/Matroska recording)"
+        }
+        return text(version())
     }
+
+    /// libavformat's functions, loaded with dlopen the first time a writer is made (it and
+    /// libavcodec bring about 110 shared libraries a call without such a recording never
+    /// needs); every function is there once it loaded (peer_av_load checks each symbol).
+    private static let library: Result<peer_av_api, MatroskaError> = {
+        var api = peer_av_api()
+        var failure: UnsafePointer<CChar>?
+        guard peer_av_load(&api, &failure) == 0 else {
+            return .failure(.libav(call: "dlopen(\(String(cString: peer_av_soname)))", reason: failure.map { String(cString: $0) } ?? "unknown", path: ""))
+        }
+        loaded.withLock { $0 = true }
+        return .success(api)
+    }()
+    private static let loaded = Mutex(false)
+    /// The loaded functions (a writer exists only once they loaded).
+    private static var av: peer_av_api { (try? library.get()) ?? peer_av_api() }
 
     /// Most packets kept while the header waits for a track's parameters.
     public static let maximumWaiting = 2_000
@@ -88,13 +108,17 @@ public final class MatroskaWriter: Sendable {
         self.path = path
         self.tracks = tracks
         let format = path.lowercased().hasSuffix(".webm") ? "webm" : "matroska"
-        av_log_set_level(Log.enabled(.debug) ? AV_LOG_INFO : AV_LOG_ERROR)  // libav's own stderr lines: errors only by default
+        if case .failure(let error) = Self.library {
+            guard case let .libav(call, reason, _) = error else { throw error }
+            throw .libav(call: call, reason: reason, path: path)
+        }
+        Self.av.av_log_set_level!(Log.enabled(.debug) ? AV_LOG_INFO : AV_LOG_ERROR)  // libav's own stderr lines: errors only by default
         var context: UnsafeMutablePointer<AVFormatContext>?
-        let made = avformat_alloc_output_context2(&context, nil, format, path)
-        guard made >= 0, let context else { throw .libav(call: "avformat_alloc_output_context2(\(format))", reason: Self.text(made), path: path) }
-        let opened = avio_open(&context.pointee.pb, path, AVIO_FLAG_WRITE)
+        let made = Self.av.avformat_alloc_output_context2!(&context, nil, format, path)
+        guard made >= 0, let context else { throw .libav(call: "Self.av.avformat_alloc_output_context2!(\(format))", reason: Self.text(made), path: path) }
+        let opened = Self.av.avio_open!(&context.pointee.pb, path, AVIO_FLAG_WRITE)
         guard opened >= 0 else {
-            avformat_free_context(context)
+            Self.av.avformat_free_context!(context)
             throw .libav(call: "avio_open", reason: Self.text(opened), path: path)
         }
         context.pointee.flags |= AVFMT_FLAG_FLUSH_PACKETS
@@ -146,12 +170,12 @@ public final class MatroskaWriter: Sendable {
             s.closed = true
             s.context = nil
             defer {
-                avio_closep(&context.pointee.pb)
-                avformat_free_context(context)
+                _ = Self.av.avio_closep!(&context.pointee.pb)
+                Self.av.avformat_free_context!(context)
             }
             guard s.started else { return }
-            let flushed = av_interleaved_write_frame(context, nil)
-            let done = av_write_trailer(context)
+            let flushed = Self.av.av_interleaved_write_frame!(context, nil)
+            let done = Self.av.av_write_trailer!(context)
             guard flushed >= 0, done >= 0 else { throw MatroskaError.libav(call: "av_write_trailer", reason: Self.text(min(flushed, done)), path: path) }
         }
     }
@@ -168,8 +192,8 @@ public final class MatroskaWriter: Sendable {
             do { try start(&s) } catch {
                 // Never tried again on a context that refused: the writer is done.
                 if let context = s.context {
-                    avio_closep(&context.pointee.pb)
-                    avformat_free_context(context)
+                    _ = Self.av.avio_closep!(&context.pointee.pb)
+                    Self.av.avformat_free_context!(context)
                 }
                 s.context = nil
                 s.closed = true
@@ -186,7 +210,7 @@ public final class MatroskaWriter: Sendable {
     private func start(_ s: inout State) throws(MatroskaError) {
         guard let context = s.context else { throw .closed(path: path) }
         for track in tracks {
-            guard let stream = avformat_new_stream(context, nil), let par = stream.pointee.codecpar else {
+            guard let stream = Self.av.avformat_new_stream!(context, nil), let par = stream.pointee.codecpar else {
                 throw .libav(call: "avformat_new_stream", reason: "out of memory", path: path)
             }
             stream.pointee.time_base = AVRational(num: 1, den: 1000)
@@ -201,10 +225,10 @@ public final class MatroskaWriter: Sendable {
                 par.pointee.codec_type = AVMEDIA_TYPE_AUDIO
                 par.pointee.codec_id = AV_CODEC_ID_OPUS
                 par.pointee.sample_rate = 48_000
-                av_channel_layout_default(&par.pointee.ch_layout, Int32(channels))
+                Self.av.av_channel_layout_default!(&par.pointee.ch_layout, Int32(channels))
                 // OpusHead (RFC 7845 §5.1), pre-skip 0: the packets are a live stream's.
                 let head = OpusHead(channels: channels, preSkip: 0, inputSampleRate: 48_000).bytes
-                guard let extra = av_mallocz(head.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
+                guard let extra = Self.av.av_mallocz!(head.count + Int(AV_INPUT_BUFFER_PADDING_SIZE))?.assumingMemoryBound(to: UInt8.self) else {
                     throw .libav(call: "av_mallocz", reason: "out of memory", path: path)
                 }
                 extra.update(from: head, count: head.count)
@@ -213,9 +237,9 @@ public final class MatroskaWriter: Sendable {
             }
         }
         var options: OpaquePointer?
-        av_dict_set(&options, "cluster_time_limit", "1000", 0)  // ms: a cluster a second
-        defer { av_dict_free(&options) }
-        let written = avformat_write_header(context, &options)
+        _ = Self.av.av_dict_set!(&options, "cluster_time_limit", "1000", 0)  // ms: a cluster a second
+        defer { Self.av.av_dict_free!(&options) }
+        let written = Self.av.avformat_write_header!(context, &options)
         guard written >= 0 else { throw .libav(call: "avformat_write_header", reason: Self.text(written), path: path) }
         s.started = true
     }
@@ -224,19 +248,19 @@ public final class MatroskaWriter: Sendable {
         guard let context = s.context, let streams = context.pointee.streams, let stream = streams[p.track] else { throw .closed(path: path) }
         let ms = max(p.ms, s.last[p.track] ?? p.ms)  // never back
         s.last[p.track] = ms
-        guard let packet = av_packet_alloc() else { throw .libav(call: "av_packet_alloc", reason: "out of memory", path: path) }
+        guard let packet = Self.av.av_packet_alloc!() else { throw .libav(call: "av_packet_alloc", reason: "out of memory", path: path) }
         var packetPointer: UnsafeMutablePointer<AVPacket>? = packet
-        defer { av_packet_free(&packetPointer) }
-        let made = av_new_packet(packet, Int32(p.data.count))
+        defer { Self.av.av_packet_free!(&packetPointer) }
+        let made = Self.av.av_new_packet!(packet, Int32(p.data.count))
         guard made >= 0, let data = packet.pointee.data else { throw .libav(call: "av_new_packet", reason: Self.text(made), path: path) }
         data.update(from: p.data, count: p.data.count)
         let tb = stream.pointee.time_base
-        let ts = av_rescale_q(ms, AVRational(num: 1, den: 1000), tb)
+        let ts = Self.av.av_rescale_q!(ms, AVRational(num: 1, den: 1000), tb)
         packet.pointee.pts = ts
         packet.pointee.dts = ts
         packet.pointee.stream_index = Int32(p.track)
         if p.key { packet.pointee.flags |= AV_PKT_FLAG_KEY }
-        let result = av_interleaved_write_frame(context, packet)
+        let result = Self.av.av_interleaved_write_frame!(context, packet)
         guard result >= 0 else { throw .libav(call: "av_interleaved_write_frame", reason: Self.text(result), path: path) }
         s.written[p.track] += 1
     }
@@ -244,7 +268,7 @@ public final class MatroskaWriter: Sendable {
     /// libav's text for error `code`.
     private static func text(_ code: Int32) -> String {
         var buffer = [CChar](repeating: 0, count: 128)
-        av_strerror(code, &buffer, buffer.count)
+        _ = Self.av.av_strerror!(code, &buffer, buffer.count)
         return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) + " (\(code))"
     }
 }

@@ -21,6 +21,8 @@ import WampClient
 ///                                   between two connections in this process
 ///   peer-bench data [MESSAGES]      data channel MB/s (MESSAGES × 16 KiB, one way) and the
 ///                                   100-byte echo round trip, next to aiortc's
+///   peer-bench compare [CALLS] [S]  peer pairs and aiortc pairs alternating: set-up, CPU per
+///                                   media second and peak RSS per process, the codec floor
 @main
 struct Bench {
     static func main() async {
@@ -47,11 +49,15 @@ struct Bench {
         case "data":
             let count = whole(given, "MESSAGES", default: 2_000, in: 10...1_000_000)
             await orFail { try await DataBench.run(messages: count) }
+        case "compare":
+            let count = whole(given, "CALLS", default: 5, in: 1...100)
+            let s = whole(arguments.dropFirst(2).first, "SECONDS", default: 20, in: 2...600)
+            await orFail { try CompareBench.run(calls: count, seconds: s) }
         case "renegotiation":
             let count = whole(given, "N", default: 20, in: 1...1_000)
             await orFail { try await RenegotiationBench.run(count: count) }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | compare [CALLS] [SECONDS]\n".utf8))
             exit(2)
         }
     }

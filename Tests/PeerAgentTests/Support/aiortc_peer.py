@@ -164,7 +164,9 @@ class ToneTrack(MediaStreamTrack):
 class Counter:
     """What arrives on one remote track."""
 
-    def __init__(self):
+    def __init__(self, on_first_video=None, analyse_audio=True):
+        self.on_first_video = on_first_video  # called once, with the first video frame
+        self.analyse_audio = analyse_audio    # the level and pitch of the audio (per sample, in Python)
         self.video_frames = 0
         self.video_sizes = set()
         self.audio_frames = 0
@@ -182,7 +184,7 @@ class Counter:
         self.audio_samples += frame.samples
         self.audio_rates.add(frame.sample_rate)
         self.audio_layouts.add(frame.layout.name)
-        if frame.format.name != "s16" or self.audio_frames <= 25:
+        if not self.analyse_audio or frame.format.name != "s16" or self.audio_frames <= 25:
             return  # skip the first 0.5 s (decoder start, silence before the tone)
         channels = len(frame.layout.channels)
         data = bytes(frame.planes[0])[: frame.samples * channels * 2]
@@ -209,6 +211,8 @@ async def consume(track, counter):
             frame = await track.recv()
             if track.kind == "video":
                 counter.video_frames += 1
+                if counter.video_frames == 1 and counter.on_first_video is not None:
+                    counter.on_first_video()
                 counter.video_sizes.add(f"{frame.width}x{frame.height}")
             else:
                 counter.audio(frame)

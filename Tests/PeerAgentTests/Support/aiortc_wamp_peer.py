@@ -11,6 +11,7 @@ Run it with the aiortc venv's python.
         [--no-media] [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...]
         [--data-send S:LABEL:TEXT ...] [--data-close S:LABEL ...] [--data-echo]
         [--record-audio PATH.ogg]
+        [--video-bitrate BPS] [--no-audio-analysis] [--t-from-exec]   (peer-bench compare)
         (data channels: aiortc_data.py; their counts in each peer's "data")
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
@@ -36,7 +37,7 @@ topic whichever side offered first), and --reoffer-at S:D (repeatable) sets ever
 transceiver's direction to D (sendrecv, sendonly, recvonly, inactive) S seconds
 after connected and re-offers, applying the answer that comes back. aiortc makes
 a new o= session id for every description, so our own publications are
-recognised by the o= identities we published. Events "renegotiated" ({by: local
+recognised by the o= identities we published, offers and answers apart. Events "renegotiated" ({by: local
 or remote, direction, ms}) report each exchange.
 
 ICE: aiortc gathers every local candidate inside setLocalDescription, so vanilla
@@ -66,6 +67,7 @@ Then the connections close, the session leaves, and one line is printed:
   {"event": "result", "videoFramesSent", "videoFramesReceived", "audioFramesSent",
    "audioFramesReceived", "endedBy": "duration"|"peer", "peers": {remote: {...}}, ...}
 
+A "firstRemoteFrame" event marks the first decoded video frame of the peer.
 Other stdout lines are JSON events: {"event": "ready"} once subscribed (and, for
 room, callme published), "published" / "received" (signaling, with the topic),
 "connectionState", "signalingError"; "received" events carry "as": how the payload
@@ -97,8 +99,20 @@ OFFER_REPEAT_SECONDS = 3.0
 T0 = time.monotonic()
 
 
+def process_age():
+    """Seconds since the kernel started this process (/proc/self/stat starttime), as
+    peer's "t" counts: --t-from-exec adds it, so interpreter start-up counts too."""
+    with open("/proc/self/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    started = int(fields[19]) / os.sysconf("SC_CLK_TCK")
+    return time.clock_gettime(time.CLOCK_BOOTTIME) - started
+
+
+T_OFFSET = 0.0
+
+
 def emit(obj):
-    obj = dict(obj, t=round((time.monotonic() - T0) * 1000, 1))
+    obj = dict(obj, t=round((time.monotonic() - T0 + T_OFFSET) * 1000, 1))
     sys.stdout.write(json.dumps(obj, sort_keys=True) + "\n")
     sys.stdout.flush()
 
@@ -214,7 +228,8 @@ class Link:
         self.paced = Paced()
         self.video = PatternTrack(self.paced, args.width, args.height, args.fps)
         self.audio = ToneTrack(self.paced, args.tone)
-        self.counter = Counter()
+        self.counter = Counter(on_first_video=lambda: emit({"event": "firstRemoteFrame", "peer": remote}),
+                               analyse_audio=not args.no_audio_analysis)
         self.consumers = []
         # --record-audio: the remote audio also goes to aiortc's own MediaRecorder (Ogg
         # Opus, re-encoded by libopus), through a relay so the counter still sees it.
@@ -234,7 +249,10 @@ class Link:
         self.stopped_at = None
         self.ended_by_peer = False
         self.closing = False         # we close it: its "closed" state is not a hang-up
-        self.own_identities = set()  # o= identities of every description we published
+        # o= identities of the offers and of the answers we published, apart: aiortc's o=
+        # is the NTP second, so an aiortc peer's answer within the second of our offer has
+        # our offer's identity (aiortc to aiortc, peer-bench compare)
+        self.own_offers, self.own_answers = set(), set()
         self.reoffer_started = None  # our re-offer waiting for its answer (monotonic time)
         self.pc.on("connectionstatechange", self.on_state)
         self.pc.on("track", self.on_track)
@@ -476,7 +494,7 @@ class Agent:
         await link.pc.setLocalDescription(await link.pc.createOffer())
         link.offer_payload, link.local_candidates = link.local_description()
         link.offer_identity = identity(link.pc.localDescription.sdp)
-        link.own_identities.add(link.offer_identity)
+        link.own_offers.add(link.offer_identity)
         self.publish_offer(link)
 
     def publish_offer(self, link):
@@ -536,7 +554,7 @@ class Agent:
             link.pc.addTrack(link.video)
         await link.pc.setLocalDescription(await link.pc.createAnswer())
         link.answer_payload, link.local_candidates = link.local_description()
-        link.own_identities.add(identity(link.pc.localDescription.sdp))
+        link.own_answers.add(identity(link.pc.localDescription.sdp))
         link.answered = True
         self.publish_answer(link)
         await link.descriptions_complete()
@@ -548,7 +566,7 @@ class Agent:
         await link.pc.setRemoteDescription(offer)
         await link.pc.setLocalDescription(await link.pc.createAnswer())
         link.answer_payload, _ = link.local_description()
-        link.own_identities.add(identity(link.pc.localDescription.sdp))
+        link.own_answers.add(identity(link.pc.localDescription.sdp))
         if self.args.profile == "legacy":
             self.publish(self.legacy("answer"), self.legacy_description(link.answer_payload))
         else:
@@ -563,7 +581,7 @@ class Agent:
             t.direction = direction
         await link.pc.setLocalDescription(await link.pc.createOffer())
         payload, _ = link.local_description()
-        link.own_identities.add(identity(link.pc.localDescription.sdp))
+        link.own_offers.add(identity(link.pc.localDescription.sdp))
         link.reoffer_started = time.monotonic()
         if self.args.profile == "legacy":
             self.publish(self.legacy("offer"), self.legacy_description(payload))
@@ -596,7 +614,7 @@ class Agent:
 
     async def apply_answer(self, remote, answer, wire):
         link = self.links.get(remote)
-        if link is not None and identity(answer.sdp) in link.own_identities:
+        if link is not None and identity(answer.sdp) in link.own_answers:
             return  # our own, echoed
         if link is not None and link.reoffer_started is not None:
             await self.reanswered(link, answer)
@@ -624,7 +642,7 @@ class Agent:
         if not args:
             raise BadPayload("offer without arguments")
         offer = parse_description(args[0], "offer")
-        if link is not None and identity(offer.sdp) in link.own_identities:
+        if link is not None and identity(offer.sdp) in link.own_offers:
             return  # our own re-offer, echoed
         await self.answer(peer, offer, json_kind(args[0]))
 
@@ -811,7 +829,19 @@ def main():
     ap.add_argument("--record-audio", metavar="PATH", help="record the remote audio to PATH (Ogg Opus, aiortc's MediaRecorder)")
     add_data_arguments(ap)
     ap.add_argument("--log-wire", action="store_true", help="every publication sent and received, on stderr")
+    ap.add_argument("--video-bitrate", type=int, metavar="BPS",
+                    help="pin aiortc's VP8 target bitrate (its default 500 kbit/s, moved by REMB within 250k-1.5M)")
+    ap.add_argument("--no-audio-analysis", action="store_true",
+                    help="skip the per-sample level and pitch of the received audio (peer-bench compare: CPU)")
+    ap.add_argument("--t-from-exec", action="store_true",
+                    help="events' t in ms since the process started (as peer's), not since this script's import")
     args = ap.parse_args()
+    if args.t_from_exec:
+        global T_OFFSET
+        T_OFFSET = process_age() - (time.monotonic() - T0)
+    if args.video_bitrate:
+        import aiortc.codecs.vpx as vpx
+        vpx.DEFAULT_BITRATE = vpx.MIN_BITRATE = vpx.MAX_BITRATE = args.video_bitrate
     if args.profile == "legacy" and args.role is None:
         ap.error("--profile legacy needs --role offer|answer")
     if args.user is None:

@@ -1,4 +1,5 @@
 // DtlsSrtpTransport: one DTLS-SRTP association over one ICE transport, with RFC 7983 demultiplexing (RFC 5764, RFC 5761 rtcp-mux).
+import Dispatch
 import EventLoop
 import Synchronization
 
@@ -89,6 +90,8 @@ public final class DtlsSrtpTransport: Sendable {
         self.onState = onState
         self.onRTP = onRTP
         self.onRTCP = onRTCP
+        // libsrtp's NSS set-up (~4 ms) while ICE runs, not when DTLS has connected.
+        DispatchQueue.global(qos: .userInitiated).async { SRTPSession.prepare() }
     }
 
     /// Creates the DTLS association with our negotiated role and the remote

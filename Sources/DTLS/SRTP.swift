@@ -190,6 +190,23 @@ private let srtpInitStatus: Int = {
     return status
 }()
 
+extension SRTPSession {
+    /// Readies libsrtp before the first call needs it: `srtp_init`, and one session of
+    /// each profile kept for the life of the process. Debian's libsrtp2 does its crypto
+    /// with NSS, which it initialises for each cipher it makes (`NSS_InitContext`) and
+    /// shuts down again with the last one: ~3.5 ms per session (softokn loaded, /dev/urandom
+    /// read), ~22 ms between DTLS connected and the SRTP sessions of a call. With a session
+    /// kept, NSS stays up and another cipher is a reference count (0.03 ms).
+    /// Idempotent and thread-safe; the first call takes those ~4 ms, so call it early and
+    /// off the critical path (``DtlsSrtpTransport`` does, on a background queue).
+    public static func prepare() { _ = keptSessions }
+
+    private static let keptSessions: [SRTPSession] = SRTPProfile.allCases.compactMap { profile in
+        try? SRTPSession(profile: profile, key: [UInt8](repeating: 0x5A, count: profile.keyLength),
+                         salt: [UInt8](repeating: 0xA5, count: profile.saltLength), direction: .outbound)
+    }
+}
+
 /// Counts of SRTP/SRTCP operations and failures for statistics.
 public struct SRTPCounters: Equatable, Sendable {
     /// Packets protected successfully (RTP and RTCP).

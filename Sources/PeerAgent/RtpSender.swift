@@ -1,6 +1,7 @@
 // RtpSender: W3C RTCRtpSender — a source encoded (VP8, Opus), packetized and sent on its own thread, with SR basis (RFC 3550 §6.4.1), PLI/FIR (RFC 4585, 5104) and NACK retransmission.
 import DTLS
 import Dispatch
+import EventLoop
 import Foundation
 import Media
 import RTP
@@ -100,6 +101,7 @@ final class RtpSender: Sendable {
             s.opusPacketizer?.payloadType = s.payloadType
             s.stats.mid = mid
             s.stats.codecId = "CO-\(payloadType)"
+            if !s.started { try? makeEncoders(s) }  // ahead of start; a failure is thrown again there
             if let id = midExtensionID, (1...14).contains(id) {
                 s.midExtension = .oneByte([RTPExtensionElement(id: UInt8(id), data: Array(mid.utf8))])
             } else {
@@ -128,6 +130,7 @@ final class RtpSender: Sendable {
             guard sending else { s.paused = true; return }
             if !s.started {
                 s.paused = false
+                Log.write(.debug, "media", "\(kind) sender: starting")
                 do { try startOnThread(s, transport: transport) } catch { failed(error) }
             } else if s.paused {
                 s.paused = false
@@ -145,12 +148,8 @@ final class RtpSender: Sendable {
             s.vp8Packetizer = try VP8Packetizer(ssrc: ssrc, payloadType: s.payloadType, sequenceNumber: firstSequenceNumber,
                                                 pictureID: UInt16.random(in: 0...0x7FFF),
                                                 maximumPayloadSize: encoding.maximumPayloadSize)
+            try makeEncoders(s)
             let (w, h) = source.dimensions
-            var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
-                                                 bitrateKbps: encoding.videoBitrateKbps)
-            config.cpuUsed = encoding.videoCpuUsed
-            config.keyframeInterval = encoding.keyframeInterval
-            s.vp8 = try VP8Encoder(configuration: config)
             s.stats.frameWidth = w
             s.stats.frameHeight = h
             let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] frame in
@@ -169,13 +168,33 @@ final class RtpSender: Sendable {
             pacer.start()
         } else if let source = s.audioSource {
             s.opusPacketizer = OpusPacketizer(ssrc: ssrc, payloadType: s.payloadType, sequenceNumber: firstSequenceNumber)
-            s.opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
-                channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
-                inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
+            try makeEncoders(s)
             let pacer = MediaPacer(audio: source, frameDurationMs: encoding.audioFrameDurationMs, thread: thread,
                                    deliver: { [weak self] block in self?.sendAudio(block) }, finished: { _ in })
             s.audioPacer = pacer
             pacer.start()
+        }
+    }
+
+    /// Makes the encoder (on the sender's thread) unless it is made: at the first
+    /// ``configure(payloadType:mid:midExtensionID:)``, while ICE and DTLS run, not when
+    /// DTLS has connected — libvpx takes 30–37 ms to make a 640x480 VP8 encoder here, which
+    /// was most of DTLS connected → first frame. Throws the codec's error (``start`` reports it).
+    private func makeEncoders(_ s: SenderState) throws {
+        if let source = s.videoSource, s.vp8 == nil {
+            let (w, h) = source.dimensions
+            var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
+                                                 bitrateKbps: encoding.videoBitrateKbps)
+            config.cpuUsed = encoding.videoCpuUsed
+            config.keyframeInterval = encoding.keyframeInterval
+            let made = DispatchTime.now().uptimeNanoseconds
+            s.vp8 = try VP8Encoder(configuration: config)
+            Log.write(.debug, "media", "video sender: VP8 encoder \(w)x\(h) made in \(Self.ms(since: made)) ms")
+        }
+        if let source = s.audioSource, !source.sendsEncoded, s.opus == nil {
+            s.opus = try OpusEncoder(configuration: OpusEncoderConfiguration(
+                channels: source.channels, frameDurationMs: encoding.audioFrameDurationMs, bitrate: encoding.audioBitrate,
+                inbandFEC: encoding.audioInbandFEC, packetLossPercent: encoding.audioInbandFEC ? 10 : 0))
         }
     }
 
@@ -366,6 +385,9 @@ final class RtpSender: Sendable {
             guard let out = try? vp8.encode(image, forceKeyframe: force) else { return }
             encoded = out
             s.stats.totalEncodeTime = (s.stats.totalEncodeTime ?? 0) + Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
+            if s.stats.framesEncoded == nil || s.stats.framesEncoded == 0 {
+                Log.write(.debug, "media", "video sender: first frame encoded in \(Self.ms(since: t0)) ms (\(out.map(\.data.count).reduce(0, +)) bytes)")
+            }
         case let .encoded(vp8Frame):
             s.keyframeRequested = false  // a file passed through cannot make key frames on request
             encoded = [vp8Frame]
@@ -382,6 +404,11 @@ final class RtpSender: Sendable {
             s.stats.framesSent = (s.stats.framesSent ?? 0) + 1
             s.onFrameSent?(e.isKeyframe)
         }
+    }
+
+    /// Milliseconds since `start` (DispatchTime ns), one decimal, for log lines.
+    static func ms(since start: UInt64) -> String {
+        String(format: "%.1f", Double(DispatchTime.now().uptimeNanoseconds - start) / 1e6)
     }
 
     private func sendAudio(_ block: AudioFrame) {

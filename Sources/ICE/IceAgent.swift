@@ -120,6 +120,7 @@ public final class IceAgent: @unchecked Sendable {
             GObjectProperty.set(object, "stun-initial-timeout", uint: configuration.stunInitialTimeoutMs)
             GObjectProperty.set(object, "idle-timeout", uint: configuration.idleTimeoutMs)
             GObjectProperty.set(object, "ice-tcp", bool: configuration.tcp)
+            GObjectProperty.set(object, "stun-pacing-timer", uint: configuration.checkPacingMs)
             GObjectProperty.set(object, "force-relay", bool: configuration.policy == .relay)
             if let stun, let stunAddress {
                 GObjectProperty.set(object, "stun-server", string: stunAddress)

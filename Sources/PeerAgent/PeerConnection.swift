@@ -138,7 +138,7 @@ public final class PeerConnection: Sendable {
         let box = WeakBox(self)
         let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onFirstFrame: { mid in
             box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)])
-        })
+        }, onFirstWritten: { at in box.value?.emit([.firstRemoteFrameWritten(at: at)]) })
         let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver,
                                directionChanged: { box.value?.updateNegotiationNeeded() })
         plane.add(t)

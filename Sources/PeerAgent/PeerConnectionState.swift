@@ -60,6 +60,9 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case remapped(String)
     /// The first complete remote frame (video) or packet (audio) of a track arrived.
     case firstRemoteFrame(kind: String, mid: String)
+    /// The first remote video frame was written to its file, at `at` (`systemUptime`, s;
+    /// on the sink thread, after the frame came).
+    case firstRemoteFrameWritten(at: Double)
     /// A remote candidate could not be used: a name (mDNS `.local`) not resolved in time
     /// or at all, or candidates beyond ``PeerConnection/maximumRemoteCandidates`` in a
     /// description; `reason` says which. The connection goes on.

@@ -138,8 +138,10 @@ final class RtpReceiver: Sendable {
     /// A receiver of `kind`. Sinks are opened on the first packet and run on `sinkThread`
     /// (by default a new `peer.sink.<kind>` thread); ``close()`` ends that thread.
     /// `onFirstFrame` is called once, when the first frame or packet arrives.
+    /// `onFirstWritten` is called once on the sink thread when the first video frame is in
+    /// a file, with the time (`systemUptime`, s).
     init(kind: MediaKind, options: ReceiveOptions, localSSRC: UInt32, sinkThread: MediaThread? = nil,
-         onFirstFrame: (@Sendable (String) -> Void)? = nil) {
+         onFirstFrame: (@Sendable (String) -> Void)? = nil, onFirstWritten: (@Sendable (Double) -> Void)? = nil) {
         self.kind = kind
         self.options = options
         self.localSSRC = localSSRC
@@ -154,7 +156,7 @@ final class RtpReceiver: Sendable {
             stats.framesDropped = 0
         }
         network = Mutex(NetworkState(stats: stats))
-        sinks = ThreadBound(ReceiveSinks(options: options, thread: sinkThread), thread: sinkThread)
+        sinks = ThreadBound(ReceiveSinks(options: options, thread: sinkThread, onFirstWritten: onFirstWritten), thread: sinkThread)
     }
 
     deinit { sinkThread.stop() }

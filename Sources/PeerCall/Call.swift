@@ -48,8 +48,10 @@ public final class Call: Sendable {
 
     /// One input of the run task.
     enum Input: Sendable {
-        case message(topic: String, event: WampEvent)
-        case connection(peer: String, event: PeerConnectionEvent)
+        /// A router event and when it came (`systemUptime`, s).
+        case message(topic: String, event: WampEvent, at: TimeInterval)
+        /// A connection's event and when the loop thread handed it on (`systemUptime`, s).
+        case connection(peer: String, event: PeerConnectionEvent, at: TimeInterval)
         case routerStatus(WampStatus)
         case tick
         case hangUp(reason: String, interrupted: Bool)

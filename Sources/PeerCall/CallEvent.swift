@@ -35,8 +35,10 @@ public enum CallEvent: Sendable {
     case router(String)
     /// A step of call set-up, for timing: `joined` (router WELCOME), `offerPublished`,
     /// `offerReceived`, `answerPublished`, `answerReceived`, `iceConnected`,
-    /// `dtlsConnected`, `firstRemoteFrame` (video), `firstRemoteAudio`.
-    case milestone(String, peer: String?)
+    /// `dtlsConnected`, `firstRemoteFrame` (video, complete), `firstRemoteFrameWritten`
+    /// (in its file), `firstRemoteAudio`; `at` is when it
+    /// happened (`ProcessInfo.systemUptime`, s), which a busy call task may report later.
+    case milestone(String, peer: String?, at: Double)
     /// An offer/answer exchange during the call completed (`shared/PROTOCOL.md`
     /// "Renegotiation"): who offered (`local` or `remote`), why (the action, or `remote`),
     /// the negotiated directions from our side by m-section kind before and after, and how

@@ -192,10 +192,11 @@ final class JSONEvents: Sendable {
     private let call = Mutex<Int?>(nil)
     /// Sets the `call` number added to the events from now on (nil: none).
     func setCall(_ n: Int?) { call.withLock { $0 = n } }
-    /// Writes one event: `fields` plus `t` (and `call`), as one JSON line on stdout.
-    func emit(_ fields: [String: Any]) {
+    /// Writes one event: `fields` plus `t` (and `call`), as one JSON line on stdout; `t` is
+    /// ms since the process started, of `at` (`systemUptime`, s) when given, else of now.
+    func emit(_ fields: [String: Any], at: TimeInterval? = nil) {
         var object = fields
-        object["t"] = ((ProcessInfo.processInfo.systemUptime - processStart) * 10_000).rounded() / 10  // ms, 0.1 ms resolution
+        object["t"] = (((at ?? ProcessInfo.processInfo.systemUptime) - processStart) * 10_000).rounded() / 10  // ms, 0.1 ms resolution
         call.withLock { call in
             if let call, object["call"] == nil { object["call"] = call }
             guard let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes]) else { return }
@@ -356,8 +357,8 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
         case let .iceRecovered(peer, seconds, restarted):
             say("\(peer): ICE connected again after \(String(format: "%.1f", seconds)) s\(restarted ? " (our ICE restart)" : "")")
             if json { out.emit(["event": "iceRecovered", "peer": peer, "ms": (seconds * 10_000).rounded() / 10, "restarted": restarted]) }
-        case let .milestone(name, peer):
-            if json { out.emit(["event": "milestone", "name": name, "peer": peer ?? NSNull()]) }
+        case let .milestone(name, peer, at):
+            if json { out.emit(["event": "milestone", "name": name, "peer": peer ?? NSNull()], at: at) }
         case let .stats(peer, report, videoPath, audioPath):
             let v = report.inbound("video"), a = report.inbound("audio"), ov = report.outbound("video")
             say("\(peer): received \(v?.framesWritten ?? 0) video frames (\(v?.framesDecoded ?? 0) decoded, "

@@ -1,4 +1,5 @@
 // ReceiveSinks: the sink side of an RtpReceiver — IVF, Ogg Opus, WAV and WebM/Matroska writers and the decoders, on the receiver's sink thread.
+import Foundation
 import Media
 
 /// One thing the network side hands to the sinks: a video frame, or an audio packet
@@ -38,11 +39,15 @@ final class ReceiveSinks {
     private(set) var stats = SinkStats()
     /// Problems the sinks met (a file that could not be written), oldest first.
     private(set) var errors: [String] = []
+    /// Called once, on the sink thread, when the first video frame is written to a file,
+    /// with the time (`systemUptime`, s).
+    private var onFirstWritten: ((Double) -> Void)?
 
     /// Sinks for `options` on `thread`; nothing is opened before the first item.
-    init(options: ReceiveOptions, thread: MediaThread) {
+    init(options: ReceiveOptions, thread: MediaThread, onFirstWritten: ((Double) -> Void)? = nil) {
         self.options = options
         self.thread = thread
+        self.onFirstWritten = onFirstWritten
     }
 
     /// Records and decodes `item`.
@@ -84,13 +89,18 @@ final class ReceiveSinks {
         if let ivf, noting({ try ivf.write(frame) }) != nil { stats.framesWritten = ivf.framesWritten }
         if mkv == nil, let path = options.matroskaPath { mkv = noting { try MatroskaWriter(path: path, tracks: [.vp8]) } }
         if let mkv, noting({ try mkv.write(video: frame, track: 0, ms: frame.timestamp / 90) }) != nil { stats.framesWritten = mkv.packetsWritten[0] }
+        if stats.framesWritten > 0, let first = onFirstWritten {
+            onFirstWritten = nil
+            first(ProcessInfo.processInfo.systemUptime)
+        }
         guard options.decode else { return }
-        if vp8 == nil { vp8 = try? VP8Decoder() }
-        guard let vp8, let decoded = try? vp8.decode(frame.data, timestamp: frame.timestamp) else { return }
-        for d in decoded {
-            if let marker = FrameMarker.read(from: d.frame) { stats.markers.append(marker.frameNumber) }
-            stats.width = d.frame.width
-            stats.height = d.frame.height
+        if vp8 == nil { vp8 = PreparedCodecs.takeDecoder() ?? (try? VP8Decoder()) }
+        guard let vp8 else { return }
+        // Read in libvpx's own buffer: no packed copy of each picture.
+        _ = try? vp8.decode(frame.data) { luma, stride, width, height in
+            if let marker = FrameMarker.read(luma: luma, stride: stride, width: width, height: height) { stats.markers.append(marker.frameNumber) }
+            stats.width = width
+            stats.height = height
         }
         stats.framesDecoded = vp8.framesDecoded
         stats.keyFramesDecoded = vp8.keyFramesDecoded

@@ -28,6 +28,16 @@ public struct SendEncoding: Sendable, Equatable {
 
     /// The defaults above.
     public init() {}
+
+    /// The VP8 encoder configuration a sender of `source` uses with these settings.
+    public func vp8Configuration(for source: VideoSource) -> VP8EncoderConfiguration {
+        let (w, h) = source.dimensions
+        var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
+                                             bitrateKbps: videoBitrateKbps)
+        config.cpuUsed = videoCpuUsed
+        config.keyframeInterval = keyframeInterval
+        return config
+    }
 }
 
 /// The W3C `RTCRtpSender` of one transceiver: pulls its source in real time,
@@ -176,20 +186,22 @@ final class RtpSender: Sendable {
         }
     }
 
-    /// Makes the encoder (on the sender's thread) unless it is made: at the first
+    /// Makes the encoder (on the sender's thread, or takes one ``PreparedCodecs`` made
+    /// ahead) unless it is made: at the first
     /// ``configure(payloadType:mid:midExtensionID:)``, while ICE and DTLS run, not when
     /// DTLS has connected — libvpx takes 30–37 ms to make a 640x480 VP8 encoder here, which
     /// was most of DTLS connected → first frame. Throws the codec's error (``start`` reports it).
     private func makeEncoders(_ s: SenderState) throws {
         if let source = s.videoSource, s.vp8 == nil {
-            let (w, h) = source.dimensions
-            var config = VP8EncoderConfiguration(width: w, height: h, frameRate: max(1, Int(source.frameRate.rounded())),
-                                                 bitrateKbps: encoding.videoBitrateKbps)
-            config.cpuUsed = encoding.videoCpuUsed
-            config.keyframeInterval = encoding.keyframeInterval
-            let made = DispatchTime.now().uptimeNanoseconds
-            s.vp8 = try VP8Encoder(configuration: config)
-            Log.write(.debug, "media", "video sender: VP8 encoder \(w)x\(h) made in \(Self.ms(since: made)) ms")
+            let config = encoding.vp8Configuration(for: source)
+            if let prepared = PreparedCodecs.takeEncoder(config) {
+                s.vp8 = prepared
+                Log.write(.debug, "media", "video sender: VP8 encoder \(config.width)x\(config.height) taken ready-made")
+            } else {
+                let made = DispatchTime.now().uptimeNanoseconds
+                s.vp8 = try VP8Encoder(configuration: config)
+                Log.write(.debug, "media", "video sender: VP8 encoder \(config.width)x\(config.height) made in \(Self.ms(since: made)) ms")
+            }
         }
         if let source = s.audioSource, !source.sendsEncoded, s.opus == nil {
             s.opus = try OpusEncoder(configuration: OpusEncoderConfiguration(

@@ -4,6 +4,7 @@ import DTLS
 import EventLoop
 import Foundation
 import ICE
+import Media
 import SDP
 import Synchronization
 import WampClient
@@ -36,6 +37,9 @@ final class CallRun {
     var scheduled: [Task<Void, Never>] = []
     /// `--data-out`, once open.
     var dataLog: DataLog?
+    /// When the router event or connection event being handled came (`systemUptime`, s):
+    /// the milestones it gives are dated by it, not by when this task got to them.
+    private var inputArrival: TimeInterval = 0
 
     /// A run of `call`, before anything happened.
     init(call: Call) {
@@ -74,7 +78,21 @@ final class CallRun {
                           reason: interrupted ? "interrupted while joining the router" : "hung up while joining the router")
         }
         session = joined
-        onEvent(.milestone("joined", peer: nil))
+        onEvent(.milestone("joined", peer: nil, at: ProcessInfo.processInfo.systemUptime))
+        // Once joined (not during it: NSS's libraries load under the loader's lock), what the
+        // first connection would otherwise make on an answerer's critical path: the DTLS
+        // certificate (~5 ms), libsrtp's NSS set-up (~4 ms), and while it waits for a peer
+        // the VP8 encoder (6–37 ms) and decoder (PreparedCodecs; an offerer makes its
+        // encoder at once, ahead of the answer, and would only make it twice).
+        let needsCertificate = options.connectionConfiguration.certificate == nil
+        let waits = options.role != .offer
+        Task.detached(priority: .medium) { [options] in
+            if needsCertificate { _ = try? Certificate.shared() }
+            SRTPSession.prepare()
+            guard waits else { return }
+            if let source = try? options.video.makeSource() { PreparedCodecs.prepare(encoder: options.encoding.vp8Configuration(for: source)) }
+            if options.decode { PreparedCodecs.prepareDecoder() }
+        }
         let statusTask = Task { [feed] in
             for await status in joined.status { feed.yield(.routerStatus(status)) }
         }
@@ -91,7 +109,7 @@ final class CallRun {
                             call.droppedMessages.add(1, ordering: .relaxed)
                             continue
                         }
-                        feed.yield(.message(topic: topic, event: event))
+                        feed.yield(.message(topic: topic, event: event, at: ProcessInfo.processInfo.systemUptime))
                     }
                 })
             }
@@ -152,10 +170,12 @@ final class CallRun {
 
     private func handle(_ input: Call.Input) async -> CallResult? {
         switch input {
-        case let .message(topic, event):
+        case let .message(topic, event, at):
             call.queuedMessages.subtract(1, ordering: .relaxed)
+            inputArrival = at
             return await message(topic: topic, event: event)
-        case let .connection(peer, event):
+        case let .connection(peer, event, at):
+            inputArrival = at
             return await connectionEvent(peer: peer, event: event)
         case let .routerStatus(status):
             switch status {
@@ -320,7 +340,7 @@ final class CallRun {
         let audioPath = options.audioPath(peer: peer, several: several)
         let feed = self.feed
         let pc = try PeerConnection(configuration: options.connectionConfiguration) { event in
-            feed.yield(.connection(peer: peer, event: event))
+            feed.yield(.connection(peer: peer, event: event, at: ProcessInfo.processInfo.systemUptime))
         }
         // The file format by the path's extension (ReceiveOptions.recording).
         var receiveAudio = ReceiveOptions.recording(.audio, to: audioPath, decode: options.decode)
@@ -356,7 +376,10 @@ final class CallRun {
         let offer = try link.pc.createOffer()
         try link.pc.setLocalDescription(offer)
         link.offerIdentity = Call.identity(offer.sdp)
-        if options.trickle { await published(offer, on: link) } else { awaitGathering(offer, on: link) }
+        // Trickle: at once, with the candidates gathered so far (libnice has the host ones
+        // already; RFC 8838 §4.1, as W3C's localDescription), the rest on the candidate
+        // topic: the peer checks from the description instead of waiting for them.
+        if options.trickle { await published(link.pc.localDescription ?? offer, on: link) } else { awaitGathering(offer, on: link) }
     }
 
     /// Vanilla ICE: `description` is published once `link`'s gathering completes, or after
@@ -379,14 +402,14 @@ final class CallRun {
             link.offer = description
             link.lastOfferPublish = Date()
             await publish(description, on: link)
-            onEvent(.milestone("offerPublished", peer: link.peer))
+            onEvent(.milestone("offerPublished", peer: link.peer, at: ProcessInfo.processInfo.systemUptime))
             if !profile.isMesh { report(.ringing, nil, nil) }
             return
         }
         link.answer = description
         link.answered = true
         await publish(description, on: link)
-        onEvent(.milestone("answerPublished", peer: link.peer))
+        onEvent(.milestone("answerPublished", peer: link.peer, at: ProcessInfo.processInfo.systemUptime))
         if link.pc.connectionState == .failed {
             link.failed = (ExitCode.ice, link.pc.failureReason ?? "negotiation failed")
             report(.failed, profile.isMesh ? link.peer : nil, link.pc.failureReason)
@@ -427,7 +450,7 @@ final class CallRun {
             return
         }
         link.offerIdentity = identity
-        onEvent(.milestone("offerReceived", peer: peer))
+        onEvent(.milestone("offerReceived", peer: peer, at: inputArrival))
         for held in earlyCandidates.take(for: peer) {  // the connection holds them until the offer is set
             remoteCandidate(held.candidate, peer: peer, topic: held.topic)
         }
@@ -437,7 +460,7 @@ final class CallRun {
             link.answeredIdentity = identity
             let answer = try link.pc.createAnswer()
             try link.pc.setLocalDescription(answer)
-            if options.trickle { await published(answer, on: link) } else { awaitGathering(answer, on: link) }
+            if options.trickle { await published(link.pc.localDescription ?? answer, on: link) } else { awaitGathering(answer, on: link) }
         } catch {
             onEvent(.signalingError(topic: profile.offerTopic, reason: "offer from \(peer) refused: \(error)"))
             closeLink(link)
@@ -473,7 +496,7 @@ final class CallRun {
             return await end(code: ExitCode.busy, state: .busy, reason: "the answerer is busy in another call")
         }
         do {
-            onEvent(.milestone("answerReceived", peer: peer))
+            onEvent(.milestone("answerReceived", peer: peer, at: inputArrival))
             try link.pc.setRemoteDescription(answer)
             took(answer.sdp, on: link)
             link.answered = true
@@ -524,13 +547,15 @@ final class CallRun {
             iceReconnected(link)
             guard !link.iceConnected else { return nil }
             link.iceConnected = true
-            onEvent(.milestone("iceConnected", peer: peer))
+            onEvent(.milestone("iceConnected", peer: peer, at: inputArrival))
         case .iceConnectionState(.disconnected), .iceConnectionState(.failed):
             if link.established, link.iceDisconnectedSince == nil { link.iceDisconnectedSince = Date() }
         case let .dtlsState(s) where s == .connected:
-            onEvent(.milestone("dtlsConnected", peer: peer))
+            onEvent(.milestone("dtlsConnected", peer: peer, at: inputArrival))
+        case let .firstRemoteFrameWritten(at):
+            onEvent(.milestone("firstRemoteFrameWritten", peer: peer, at: at))
         case let .firstRemoteFrame(kind, _):
-            onEvent(.milestone(kind == "video" ? "firstRemoteFrame" : "firstRemoteAudio", peer: peer))
+            onEvent(.milestone(kind == "video" ? "firstRemoteFrame" : "firstRemoteAudio", peer: peer, at: inputArrival))
         case let .connectionState(s, reason):
             onEvent(.connectionState(peer: peer, state: s.rawValue, reason: reason))
             return await connectionState(s, reason: reason, of: link)

@@ -235,7 +235,8 @@ import Glibc
         }
 
         // ICE as the profile says: vanilla carries every candidate in the description and
-        // trickles nothing; trickle sends the description bare and candidates after, both ways.
+        // trickles nothing; trickle sends the description at once (peer's with the host
+        // candidates it already has) and every candidate after, both ways.
         // Descriptions: an object in legacy (peer's default), a JSON string in room;
         // candidates always JSON strings.
         #expect(aiortcDescription?["as"] as? String == (variant == .room ? "string" : "object"),

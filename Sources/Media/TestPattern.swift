@@ -77,8 +77,18 @@ public struct TestPattern: Sendable {
     /// Frame `number` (≥ 0; negative numbers draw as 0), stamped ``timestamp(ofFrame:)``, with
     /// a ``FrameMarker`` of `number` and `captureTimeMs` when the size allows one.
     public func frame(number: Int, captureTimeMs: Int64) -> I420Frame {
-        let n = max(0, number)
         var frame = blank
+        render(number: number, captureTimeMs: captureTimeMs, into: &frame)
+        return frame
+    }
+
+    /// Draws frame `number` into `frame` (a frame of this pattern's size, e.g. the one the
+    /// last call filled), writing every pixel: the same bytes as ``frame(number:captureTimeMs:)``
+    /// without a new 460 KB buffer (at 640x480) when `frame`'s storage is not shared.
+    /// A frame of another size is replaced by a new one.
+    public func render(number: Int, captureTimeMs: Int64, into frame: inout I420Frame) {
+        if frame.width != width || frame.height != height || frame.data.count != blank.data.count { frame = blank }
+        let n = max(0, number)
         frame.timestamp = timestamp(ofFrame: n)
         let top = markerLayout?.bandHeight ?? 0
         let w = width, h = height, cw = frame.chromaWidth, ch = frame.chromaHeight
@@ -128,8 +138,9 @@ public struct TestPattern: Sendable {
                 }
             }
         }
-        FrameMarker(frameNumber: n, captureTimeMs: captureTimeMs).draw(into: &frame)
-        return frame
+        if !FrameMarker(frameNumber: n, captureTimeMs: captureTimeMs).draw(into: &frame), top > 0 {
+            frame = blank  // cannot happen (the layout fitted above); keep the frame well defined
+        }
     }
 
     /// Position bouncing between 0 and `range` (inclusive) as `t` grows.
@@ -261,13 +272,26 @@ public struct FrameMarker: Sendable, Equatable {
     /// ``read(from:)`` that also reports the smallest distance (in luma levels) of any cell's
     /// average from the midpoint: how much room the coding left.
     static func read(from frame: I420Frame, margins: UnsafeMutablePointer<Double>?) -> FrameMarker? {
-        guard let layout = layout(width: frame.width, height: frame.height),
-              frame.data.count == frame.byteCount else { return nil }
-        let c = layout.cellSize, inset = c / 4, inner = c / 2, w = frame.width
+        guard frame.data.count == frame.byteCount else { return nil }
+        return frame.data.withUnsafeBufferPointer { src in
+            src.baseAddress.flatMap { read(luma: $0, stride: frame.width, width: frame.width, height: frame.height, margins: margins) }
+        }
+    }
+
+    /// Reads the marker from a luma plane in place (`height` rows of `stride` bytes, the
+    /// first `width` of each the picture), as a decoder's own buffer holds it: nil as for
+    /// ``read(from:)``.
+    public static func read(luma: UnsafePointer<UInt8>, stride: Int, width: Int, height: Int) -> FrameMarker? {
+        read(luma: luma, stride: stride, width: width, height: height, margins: nil)
+    }
+
+    static func read(luma base: UnsafePointer<UInt8>, stride w: Int, width: Int, height: Int,
+                     margins: UnsafeMutablePointer<Double>?) -> FrameMarker? {
+        guard let layout = layout(width: width, height: height), w >= width else { return nil }
+        let c = layout.cellSize, inset = c / 4, inner = c / 2
         var bytes = [UInt8](repeating: 0, count: bitCount / 8)
         var smallest = Double.infinity
-        let ok = frame.data.withUnsafeBufferPointer { src -> Bool in
-            guard let base = src.baseAddress else { return false }
+        let ok = { () -> Bool in
             for index in 0..<bitCount {
                 let x0 = (index % layout.cellsPerRow) * c + inset
                 let y0 = (index / layout.cellsPerRow) * c + inset
@@ -283,7 +307,7 @@ public struct FrameMarker: Sendable, Equatable {
                 if mean > 125.5 { bytes[index / 8] |= 0x80 >> UInt8(index % 8) }
             }
             return true
-        }
+        }()
         margins?.pointee = smallest
         guard ok else { return nil }
         let check = bytes[10..<14].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }

@@ -111,6 +111,34 @@ public final class VP8Decoder: Sendable {
     /// frame, and ``VP8CodecError/libvpx(function:code:message:detail:)`` with libvpx's
     /// error text for data it cannot decode (truncated, garbage).
     public func decode(_ data: [UInt8], timestamp: Int64 = 0) throws(VP8CodecError) -> [VP8DecodedFrame] {
+        var out: [VP8DecodedFrame] = []
+        try decodePictures(data) { image, isKey, isCorrupt in
+            guard let frame = Self.copy(image, timestamp: timestamp) else { return false }
+            out.append(VP8DecodedFrame(frame: frame, isKeyframe: isKey, isCorrupt: isCorrupt))
+            return true
+        }
+        return out
+    }
+
+    /// Decodes like ``decode(_:timestamp:)`` but copies nothing: each picture's luma plane
+    /// is lent to `inspect` (pointer, stride, width, height) while libvpx holds it, for a
+    /// look (a ``FrameMarker``) without a packed copy (at 640x480 a 460 KB buffer cleared,
+    /// filled and freed per frame). Returns how many pictures came; counts as `decode` does.
+    /// Throws as ``decode(_:timestamp:)``.
+    @discardableResult
+    public func decode(_ data: [UInt8], inspect: (UnsafePointer<UInt8>, Int, Int, Int) -> Void) throws(VP8CodecError) -> Int {
+        try decodePictures(data) { image, _, _ in
+            guard image.fmt == VPX_IMG_FMT_I420 || image.fmt == VPX_IMG_FMT_YV12, let luma = image.planes.0,
+                  image.stride.0 >= Int32(image.d_w) else { return false }
+            inspect(UnsafePointer(luma), Int(image.stride.0), Int(image.d_w), Int(image.d_h))
+            return true
+        }
+    }
+
+    /// Decodes one frame and hands each picture libvpx gives to `take` (the image, key
+    /// frame, corrupt), counting those it took (it returns true); returns their number.
+    @discardableResult
+    private func decodePictures(_ data: [UInt8], _ take: (vpx_image_t, Bool, Bool) -> Bool) throws(VP8CodecError) -> Int {
         try state.withLock { s throws(VP8CodecError) in
             let ctx = s.ctx
             guard !data.isEmpty else { throw .emptyInput }
@@ -124,18 +152,18 @@ public final class VP8Decoder: Sendable {
             let corruptRes = peer_vp8d_get_frame_corrupted(ctx, &corrupt)
             let isCorrupt = corruptRes == VPX_CODEC_OK && corrupt != 0
             if isKey { s.counters.sawKeyframe = true }
-            var out: [VP8DecodedFrame] = []
+            var pictures = 0
             var iter: vpx_codec_iter_t? = nil
             while let image = vpx_codec_get_frame(ctx, &iter) {
-                guard let frame = Self.copy(image.pointee, timestamp: timestamp) else { continue }
-                out.append(VP8DecodedFrame(frame: frame, isKeyframe: isKey, isCorrupt: isCorrupt))
+                guard take(image.pointee, isKey, isCorrupt) else { continue }
+                pictures += 1
                 s.counters.framesDecoded += 1
                 if isKey { s.counters.keyFramesDecoded += 1 }
                 if isCorrupt { s.counters.corruptFrames += 1 }
-                s.counters.width = frame.width
-                s.counters.height = frame.height
+                s.counters.width = Int(image.pointee.d_w)
+                s.counters.height = Int(image.pointee.d_h)
             }
-            return out
+            return pictures
         }
     }
 

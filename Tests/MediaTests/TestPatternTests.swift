@@ -118,4 +118,49 @@ import TestSupport
         #expect(throws: TestPatternError.badFrameRate(0)) { try TestPattern(width: 64, height: 64, frameRate: 0) }
         #expect(TestPatternError.badFrameRate(0).description.contains("0"))
     }
+
+    /// Drawing into the last frame's buffer gives the very bytes a fresh frame has (every
+    /// pixel is drawn again), for sizes with and without a marker; the source reuses the
+    /// buffer once the consumer let go of its frame (no new storage per frame).
+    @Test(arguments: [(640, 480), (161, 121), (16, 16)])
+    func renderingIntoTheLastFrameEqualsAFreshFrame(size: (Int, Int)) throws {
+        let pattern = try TestPattern(width: size.0, height: size.1)
+        var reused = pattern.frame(number: 0, captureTimeMs: 5)
+        for n in [1, 2, 3, 57, 300, 1_000] {
+            pattern.render(number: n, captureTimeMs: Int64(n) * 33, into: &reused)
+            #expect(reused == pattern.frame(number: n, captureTimeMs: Int64(n) * 33), "frame \(n) at \(size)")
+        }
+        var other = try I420Frame(width: 32, height: 32)
+        pattern.render(number: 9, captureTimeMs: 1, into: &other)
+        #expect(other == pattern.frame(number: 9, captureTimeMs: 1), "a frame of another size is replaced")
+
+        let source = try PatternSource(width: size.0, height: size.1, clock: { 1_000 })
+        var storage: [UnsafeRawPointer] = []
+        for n in 0..<5 {
+            guard case let .raw(frame)? = try source.nextFrame() else { Issue.record("no frame"); return }
+            #expect(frame == pattern.frame(number: n, captureTimeMs: 1_000 + Int64(n) * 1000 / 30))
+            frame.data.withUnsafeBytes { if let b = $0.baseAddress { storage.append(b) } }
+        }
+        #expect(Set(storage).count == 1, "one buffer for every frame: \(Set(storage).count)")
+    }
+
+    /// The marker read in place from a decoder's own buffer is the one the packed copy gives.
+    @Test func theMarkerReadsInPlaceFromTheDecoder() throws {
+        let pattern = try TestPattern(width: 320, height: 240)
+        let encoder = try VP8Encoder(configuration: VP8EncoderConfiguration(width: 320, height: 240, frameRate: 30, bitrateKbps: 800))
+        let copying = try VP8Decoder(), lending = try VP8Decoder()
+        var inPlace: [Int] = [], copied: [Int] = []
+        for n in 0..<20 {
+            for e in try encoder.encode(pattern.frame(number: n, captureTimeMs: Int64(n))) {
+                copied += try copying.decode(e.data, timestamp: e.timestamp).compactMap { FrameMarker.read(from: $0.frame)?.frameNumber }
+                let pictures = try lending.decode(e.data) { luma, stride, width, height in
+                    #expect(stride >= width && width == 320 && height == 240)
+                    if let m = FrameMarker.read(luma: luma, stride: stride, width: width, height: height) { inPlace.append(m.frameNumber) }
+                }
+                #expect(pictures == 1)
+            }
+        }
+        #expect(inPlace == Array(0..<20) && inPlace == copied)
+        #expect(lending.framesDecoded == 20 && lending.keyFramesDecoded == copying.keyFramesDecoded)
+    }
 }

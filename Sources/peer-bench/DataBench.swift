@@ -141,9 +141,41 @@ enum DataBench {
         }
         if let router = ProcessInfo.processInfo.environment["PEER_TEST_ROUTER_URL"] {
             let two = try twoProcesses(messages: messages, router: router)
-            print(String(format: "data: two peer processes through the router (each end its own event loop): %d × 16 KiB in %.3f s, %.1f MB/s", two.received, two.seconds,
-                         Double(two.received * size) / max(two.seconds, 1e-6) / 1e6))
+            let peerMBps = Double(two.received * size) / max(two.seconds, 1e-6) / 1e6
+            print(String(format: "data: two peer processes through the router (each end its own event loop): %d × 16 KiB in %.3f s, %.1f MB/s", two.received, two.seconds, peerMBps))
+            if let aio = try? aiortcTwoProcesses(messages: messages, router: router) {
+                let aioMBps = Double(aio.received * size) / max(aio.seconds, 1e-6) / 1e6
+                print(String(format: "data: two aiortc processes through the router (aiortc_wamp_peer.py): %d × 16 KiB in %.3f s, %.1f MB/s — peer/aiortc %.1f×",
+                             aio.received, aio.seconds, aioMBps, peerMBps / max(aioMBps, 1e-6)))
+            } else {
+                print("data: two aiortc processes: no figure (aiortc_wamp_peer.py failed)")
+            }
         }
+    }
+
+    /// The same burst between two aiortc processes (`aiortc_wamp_peer.py --data-burst`):
+    /// what the answerer received of it and from its first to its last arrival, s.
+    /// - Throws: ``CallBench/Failure`` when the answerer's result is missing.
+    static func aiortcTwoProcesses(messages: Int, router: String) throws -> (received: Int, seconds: Double) {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let script = root.appendingPathComponent("Tests/PeerAgentTests/Support/aiortc_wamp_peer.py").path
+        let tools = ProcessInfo.processInfo.environment["PEER_TOOLS"] ?? (NSHomeDirectory() + "/.cache/peer/venv")
+        let python = tools + "-peers/bin/python"
+        let common = [script, "--router", router, "--prefix", "bench.aiodata.\(getpid())", "--no-media", "--timeout", "20"]
+        let answer = try CallBench.start(python, common + ["--role", "answer", "--duration", "120"])
+        Thread.sleep(forTimeInterval: 1.5)  // Python and autobahn start
+        let offer = try CallBench.start(python, common + ["--role", "offer", "--duration", "\(5 + messages / 400)", "--data-channel", "bulk",
+                                                          "--data-burst", "bulk:\(messages):\(size)"])
+        _ = CallBench.finish(offer)
+        let out = CallBench.finish(answer)
+        for line in out.split(separator: "\n") {
+            guard let e = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], e["event"] as? String == "result",
+                  let peers = e["peers"] as? [String: Any], let offerer = peers["offerer"] as? [String: Any],
+                  let data = offerer["data"] as? [String: Any], let bulk = data["bulk"] as? [String: Any],
+                  let n = bulk["numbered"] as? [String: Any], let received = n["received"] as? Int, let seconds = n["seconds"] as? Double else { continue }
+            return (received, seconds)
+        }
+        throw CallBench.Failure(description: "data: two aiortc processes: no result from the answerer")
     }
 
     /// `peer offer --data-burst bulk:MESSAGES:16384` to `peer answer` (data only, the

@@ -56,7 +56,7 @@ final class MediaPlane: Sendable {
     /// Starts media once DTLS is connected: every transceiver that sends starts its sender
     /// (`senderFailed` is told the kind and error of one whose encoder cannot start), and the
     /// RTCP timers start on `loop` (the report about every `minimumIntervalMs`, RFC 3550
-    /// §6.2; the NACK tick every 20 ms), running while `isOpen` says so.
+    /// §6.2; the NACK tick every 20 ms while packets are missing), running while `isOpen` says so.
     func start(on loop: EventLoop, minimumIntervalMs: Double, isOpen: @escaping @Sendable () -> Bool,
                senderFailed: @escaping @Sendable (MediaKind, Error) -> Void) {
         guard state.withLock({ s -> Bool in
@@ -70,9 +70,8 @@ final class MediaPlane: Sendable {
             sendReports()
             return true
         }, tick: { [weak self] in
-            guard let self, isOpen() else { return false }
-            tick()
-            return true
+            guard let self, isOpen() else { return .stop }
+            return tick() ? .again : .idle
         })
     }
 
@@ -119,6 +118,7 @@ final class MediaPlane: Sendable {
         guard let receiver else { return }
         let header = bytes.count - packet.payload.count - Int(packet.paddingLength)
         sendFeedback(receiver.handle(packet, payloadBytes: packet.payload.count, headerBytes: header))
+        if receiver.packetsMissing { rtcp.wakeTick() }
     }
 
     /// Hands one unprotected RTCP compound to ``RTCPSession/receive(_:transceivers:)`` (loop thread).
@@ -135,12 +135,18 @@ final class MediaPlane: Sendable {
         transport.sendRTCP(RTCPCompound.serialize(rtcp.feedbackCompound(feedback, reporter: reporter)))
     }
 
-    /// NACKs due now, from every receiving transceiver (every 20 ms).
-    private func tick() {
+    /// NACKs due now, from every receiving transceiver (every 20 ms while packets are
+    /// missing); true while some are still missing.
+    private func tick() -> Bool {
         let now = monotonicMs()
         var feedback: [RTCPPacket] = []
-        for t in transceivers where t.currentDirection?.receives == true { feedback += t.receiver.tick(nowMs: now) }
+        var missing = false
+        for t in transceivers where t.currentDirection?.receives == true {
+            feedback += t.receiver.tick(nowMs: now)
+            missing = missing || t.receiver.packetsMissing
+        }
         sendFeedback(feedback)
+        return missing
     }
 
     /// Our regular compound (``RTCPSession/reports(for:ntp:)``, RFC 3550 §6.4, §6.5).

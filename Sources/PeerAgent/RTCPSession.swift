@@ -17,7 +17,7 @@ import Synchronization
 ///   report blocks about our streams carry.
 ///
 /// It also keeps the two timers on the event loop that say when: the regular report
-/// (RFC 3550 §6.2 interval, randomised) and the 20 ms NACK tick. It never waits and never
+/// (RFC 3550 §6.2 interval, randomised) and the 20 ms NACK tick while packets are missing. It never waits and never
 /// holds its `Mutex` while calling a sender, a receiver or the connection.
 final class RTCPSession: Sendable {
     /// Our CNAME (SDES item 1), the same for every stream of the connection.
@@ -31,6 +31,19 @@ final class RTCPSession: Sendable {
         var counts = RTCPReceivedCounts()
         /// Timer ids on the loop (0: none) and whether ``stopTimers(on:)`` ran.
         var reportTimer: UInt32 = 0, nackTimer: UInt32 = 0, timersStopped = false
+        /// The NACK tick's loop and closure, kept to arm it again (``wakeTick()``).
+        var tickLoop: EventLoop?
+        var tick: (@Sendable () -> TickOutcome)?
+    }
+
+    /// What one NACK tick says about the next.
+    enum TickOutcome: Sendable {
+        /// NACKs still wait: tick again in 20 ms.
+        case again
+        /// Nothing waits: no tick until ``RTCPSession/wakeTick()`` (a new gap).
+        case idle
+        /// The connection is gone or closed: no tick again.
+        case stop
     }
 
 
@@ -38,11 +51,29 @@ final class RTCPSession: Sendable {
     init(cname: String) { self.cname = cname }
 
     /// Starts the timers on `loop`: `report` about every `minimumIntervalMs` (RFC 3550 §6.2
-    /// with 2 members, randomised 0.5–1.5×) and `tick` every 20 ms. Each closure returns
-    /// false when its connection is gone or closed, which ends that timer.
+    /// with 2 members, randomised 0.5–1.5×), returning false when its connection is gone or
+    /// closed, which ends it; and `tick` every 20 ms while it says ``TickOutcome/again``:
+    /// after ``TickOutcome/idle`` it waits for ``wakeTick()`` (it was 50 wake-ups a second of
+    /// the loop thread for nothing while no packet was missing), after
+    /// ``TickOutcome/stop`` it ends.
     func startTimers(on loop: EventLoop, minimumIntervalMs: Double, report: @escaping @Sendable () -> Bool,
-                     tick: @escaping @Sendable () -> Bool) {
+                     tick: @escaping @Sendable () -> TickOutcome) {
         scheduleReport(on: loop, minimumIntervalMs: minimumIntervalMs, report)
+        state.withLock { s in
+            s.tickLoop = loop
+            s.tick = tick
+        }
+        wakeTick()
+    }
+
+    /// Arms the NACK tick (in 20 ms) unless it is armed or the timers were stopped (any
+    /// thread): a receiver found a packet missing.
+    func wakeTick() {
+        guard let (loop, tick) = state.withLock({ s -> (EventLoop, @Sendable () -> TickOutcome)? in
+            guard !s.timersStopped, s.nackTimer == 0, let loop = s.tickLoop, let tick = s.tick else { return nil }
+            s.nackTimer = UInt32.max  // reserved until the timer's id is known
+            return (loop, tick)
+        }) else { return }
         scheduleTick(on: loop, tick)
     }
 
@@ -67,13 +98,29 @@ final class RTCPSession: Sendable {
         state.withLock { if !$0.timersStopped { $0.reportTimer = id } }
     }
 
-    /// Sets the next 20 ms tick; each firing sets the one after while `tick` says so.
-    private func scheduleTick(on loop: EventLoop, _ tick: @escaping @Sendable () -> Bool) {
+    /// Sets the next 20 ms tick; each firing sets the one after while `tick` says
+    /// ``TickOutcome/again``, and otherwise leaves the tick unarmed.
+    private func scheduleTick(on loop: EventLoop, _ tick: @escaping @Sendable () -> TickOutcome) {
         let id = loop.after(milliseconds: 20) { [weak self] in
-            guard let self, tick() else { return }
-            scheduleTick(on: loop, tick)
+            guard let self else { return }
+            // Unarmed before the tick runs: a gap found inside it arms the next one.
+            state.withLock { $0.nackTimer = 0 }
+            switch tick() {
+            case .again:
+                guard state.withLock({ s -> Bool in
+                    guard !s.timersStopped, s.nackTimer == 0 else { return false }
+                    s.nackTimer = UInt32.max
+                    return true
+                }) else { return }
+                scheduleTick(on: loop, tick)
+            case .idle, .stop:
+                return
+            }
         }
-        state.withLock { if !$0.timersStopped { $0.nackTimer = id } }
+        state.withLock { s in
+            if s.timersStopped { return }
+            if s.nackTimer == UInt32.max { s.nackTimer = id }
+        }
     }
 
     /// Our regular compound for now (`ntp`: the 64-bit NTP time of sending) about the

@@ -217,7 +217,12 @@ final class RtpReceiver: Sendable {
         return act(effects)
     }
 
-    /// Periodic work (loop thread, every ~20 ms): the NACKs that are due.
+    /// True while the NACK generator has packets it may still ask for (video).
+    var packetsMissing: Bool {
+        kind == .video && network.withLock { $0.nacks.outstanding > 0 }
+    }
+
+    /// Periodic work (loop thread, every ~20 ms while ``packetsMissing``): the NACKs that are due.
     func tick(nowMs: Int64) -> [RTCPPacket] {
         network.withLock { n in
             guard kind == .video, !n.ended, let remoteSSRC = n.remoteSSRC else { return [] }

@@ -165,13 +165,17 @@ public final class MediaPacer<Item: Sendable>: Sendable {
             due = now
         }
         let run = s.generation
+        // The item rides in a box the delivery empties: the queued closure then holds no
+        // reference while the next item is pulled, so a source that reuses a delivered
+        // frame's buffer (PatternSource.recycle) finds it unshared.
+        let box = ItemBox(item)
         if due <= now {
             // Through the thread's queue, not a direct call: a run of late items must not recurse.
-            thread.async { [self] in deliverAndContinue(item, run: run) }
+            thread.async { [self] in deliverAndContinue(box, run: run) }
         } else {
             // Strong on purpose: a running pacer keeps itself alive until its next item is
             // due (a stopped run's item then does nothing), or the thread stops.
-            thread.async(atUptimeNanoseconds: due) { [self] in deliverAndContinue(item, run: run) }
+            thread.async(atUptimeNanoseconds: due) { [self] in deliverAndContinue(box, run: run) }
         }
     }
 
@@ -181,12 +185,26 @@ public final class MediaPacer<Item: Sendable>: Sendable {
         s.finished(error)
     }
 
-    /// Delivers `item` and pulls the next, unless run `run` was stopped since (runs on `thread`).
-    private func deliverAndContinue(_ item: Item, run: UInt64) {
+    /// Delivers the boxed item and pulls the next, unless run `run` was stopped since (runs
+    /// on `thread`). The item is held only inside the `if`: the next pull finds it released.
+    private func deliverAndContinue(_ box: ItemBox<Item>, run: UInt64) {
         let s = state.value
         guard run == s.generation, s.running else { return }
-        s.delivered += 1
-        s.deliver(item)
+        if let item = box.take() {
+            s.delivered += 1
+            s.deliver(item)
+        }
         step(s)
+    }
+}
+
+/// One item on its way from `step` to its delivery, taken out exactly once.
+// @unchecked: created and emptied on the pacer's one thread (the closure carrying it runs there).
+private final class ItemBox<Item>: @unchecked Sendable {
+    private var item: Item?
+    init(_ item: Item) { self.item = item }
+    func take() -> Item? {
+        defer { item = nil }
+        return item
     }
 }

@@ -31,6 +31,17 @@ public protocol VideoSource: AnyObject {
     func nextFrame() throws -> VideoSourceFrame?
 }
 
+/// A video source whose frames carry the test pattern's marker (``FrameMarker``): the
+/// sender stamps each frame's capture time when it takes it to the encoder, and hands
+/// the frame back when done so its buffer is drawn into again. Both on the thread that
+/// pulls the source.
+public protocol MarkedVideoSource: VideoSource {
+    /// Draws `frame`'s marker with `captureTimeMs` (ms since the Unix epoch).
+    func stamp(_ frame: inout I420Frame, captureTimeMs: Int64)
+    /// Takes back a frame the consumer is done with (its storage is reused).
+    func recycle(_ frame: I420Frame)
+}
+
 /// A source of audio, pulled one block at a time (48 kHz, 16-bit) by a
 /// ``MediaPacer`` on the track's media thread.
 public protocol AudioSource: AnyObject {

@@ -4,7 +4,7 @@ import Foundation
 /// The synthetic video source: ``TestPattern`` frames of any size and rate with
 /// the frame marker (frame number, capture time) drawn in, endless or for a
 /// given number of frames.
-public final class PatternSource: VideoSource {
+public final class PatternSource: MarkedVideoSource {
     /// The pattern generator.
     public let pattern: TestPattern
     /// Frames to yield; nil for no end.
@@ -12,8 +12,8 @@ public final class PatternSource: VideoSource {
     private let clock: @Sendable () -> Int64
     private var next = 0
     private var startMs: Int64?
-    /// The last frame drawn, whose storage the next one reuses when nobody else holds it.
-    private var buffer: I420Frame?
+    /// A frame the encoder is done with (``recycle(_:)``), drawn into next.
+    private var spare: I420Frame?
 
     /// A pattern of `width × height` at `frameRate` frames per second.
     /// - Parameters:
@@ -40,28 +40,33 @@ public final class PatternSource: VideoSource {
     public var dimensions: (width: Int, height: Int) { (pattern.width, pattern.height) }
 
     /// Frame `n` (from 0) with its nominal capture time: the first frame's wall-clock
-    /// time plus `n / frameRate` seconds — the moment the pacer delivers it. Nil after
-    /// ``frameCount`` frames.
+    /// time plus `n / frameRate` seconds (a sender stamps the time it really goes out,
+    /// ``stamp(_:captureTimeMs:)``). Drawn into a recycled frame's buffer when there is
+    /// one: no new 460 KB (at 640x480) allocated, cleared and faulted in per frame (kernel
+    /// page clearing was the sender thread's largest cost after libvpx); every pixel is
+    /// drawn again, so the frame is the same either way. Nil after ``frameCount`` frames.
     public func nextFrame() throws -> VideoSourceFrame? {
         if let frameCount, next >= frameCount { return nil }
         let start = startMs ?? clock()
         startMs = start
         defer { next += 1 }
-        // Drawn into the last frame's buffer: once its consumer (the encoder) let go of it,
-        // the storage is ours alone and no new 460 KB (at 640x480) is allocated, cleared and
-        // faulted in per frame (kernel page clearing was the sender thread's largest cost
-        // after libvpx). Every pixel is drawn again, so the frame is the same either way.
         let capture = start + Int64(next) * 1000 / Int64(pattern.frameRate)
-        var frame: I420Frame
-        if var reused = buffer {
-            buffer = nil  // `reused` alone now, unless the consumer still holds the last frame
-            pattern.render(number: next, captureTimeMs: capture, into: &reused)
-            frame = reused
-        } else {
-            frame = pattern.frame(number: next, captureTimeMs: capture)
-        }
-        buffer = frame
+        guard var frame = spare else { return .raw(pattern.frame(number: next, captureTimeMs: capture)) }
+        spare = nil
+        pattern.render(number: next, captureTimeMs: capture, into: &frame)
         return .raw(frame)
+    }
+
+    /// Draws `frame`'s marker again with `captureTimeMs`: its frame number, read back from
+    /// its timestamp, and the moment it goes to the encoder (after a stall too).
+    public func stamp(_ frame: inout I420Frame, captureTimeMs: Int64) {
+        let number = Int((frame.timestamp * Int64(pattern.frameRate) + 45_000) / 90_000)
+        _ = FrameMarker(frameNumber: number, captureTimeMs: captureTimeMs).draw(into: &frame)
+    }
+
+    /// Takes back a frame of this source its consumer is done with.
+    public func recycle(_ frame: I420Frame) {
+        if frame.width == pattern.width, frame.height == pattern.height { spare = frame }
     }
 }
 

@@ -1,6 +1,7 @@
 // VP8Decoder: a VP8 decoder over libvpx (RFC 6386) and the frames it decodes.
 import CVPX
 import Bytes
+import Dispatch
 import Synchronization
 
 /// One frame out of ``VP8Decoder``: the picture and what the decoder knew about it.
@@ -37,6 +38,8 @@ public final class VP8Decoder: Sendable {
         var framesDecoded = 0
         var keyFramesDecoded = 0
         var corruptFrames = 0
+        var qpSum = 0
+        var decodeSeconds = 0.0
         var width: Int?
         var height: Int?
         var sawKeyframe = false
@@ -59,6 +62,10 @@ public final class VP8Decoder: Sendable {
     public var keyFramesDecoded: Int { state.withLock { $0.counters.keyFramesDecoded } }
     /// Frames libvpx decoded but reported corrupt (`VP8D_GET_FRAME_CORRUPTED`).
     public var corruptFrames: Int { state.withLock { $0.counters.corruptFrames } }
+    /// The sum of the decoded frames' quantizer indexes (W3C `qpSum`; VP8's y_ac_qi, 0–127).
+    public var qpSum: Int { state.withLock { $0.counters.qpSum } }
+    /// Seconds spent in libvpx decoding (W3C `totalDecodeTime`: wall time of the calls).
+    public var totalDecodeTime: Double { state.withLock { $0.counters.decodeSeconds } }
     /// Width in pixels of the last decoded frame; nil before the first.
     public var width: Int? { state.withLock { $0.counters.width } }
     /// Height in pixels of the last decoded frame; nil before the first.
@@ -144,10 +151,14 @@ public final class VP8Decoder: Sendable {
             guard !data.isEmpty else { throw .emptyInput }
             let isKey = VP8FrameHeader.isKeyframe(data)
             guard isKey || s.counters.sawKeyframe else { throw .waitingForKeyframe(byteCount: data.count) }
+            let started = DispatchTime.now().uptimeNanoseconds
             let res = data.withUnsafeBufferPointer { buf in
                 vpx_codec_decode(ctx, buf.baseAddress, UInt32(buf.count), nil, 0)
             }
+            s.counters.decodeSeconds += Double(DispatchTime.now().uptimeNanoseconds - started) / 1e9
             guard res == VPX_CODEC_OK else { throw VP8CodecError.from("vpx_codec_decode", res, ctx) }
+            var qp: Int32 = 0
+            let quantizer = peer_vpxd_get_last_quantizer(ctx, &qp) == VPX_CODEC_OK ? Int(qp) : 0
             var corrupt: Int32 = 0
             let corruptRes = peer_vp8d_get_frame_corrupted(ctx, &corrupt)
             let isCorrupt = corruptRes == VPX_CODEC_OK && corrupt != 0
@@ -158,6 +169,7 @@ public final class VP8Decoder: Sendable {
                 guard take(image.pointee, isKey, isCorrupt) else { continue }
                 pictures += 1
                 s.counters.framesDecoded += 1
+                s.counters.qpSum += quantizer
                 if isKey { s.counters.keyFramesDecoded += 1 }
                 if isCorrupt { s.counters.corruptFrames += 1 }
                 s.counters.width = Int(image.pointee.d_w)

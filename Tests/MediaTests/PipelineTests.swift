@@ -97,6 +97,25 @@ import TestSupport
         #expect(read.packets.count == 200)
     }
 
+    /// Paced by the media pacer and recycled by its consumer, as a sender does, the pattern
+    /// source draws every frame into the same buffer (the pacer lets go of a delivered
+    /// frame before it pulls the next).
+    @Test func pacedAndRecycledFramesShareOneBuffer() async throws {
+        let source = try PatternSource(width: 320, height: 240, frameRate: 100, frameCount: 20)
+        final class Got: @unchecked Sendable { var buffers: Set<UInt> = [] }
+        let got = Got()
+        let error: Error? = await withCheckedContinuation { done in
+            let pacer = MediaPacer(video: source, thread: MediaThread(name: "test.recycle"), deliver: { frame in
+                guard case let .raw(f) = frame else { return }
+                f.data.withUnsafeBytes { if let b = $0.baseAddress { got.buffers.insert(UInt(bitPattern: b)) } }
+                source.recycle(f)
+            }, finished: { done.resume(returning: $0) })
+            pacer.start()
+        }
+        #expect(error == nil)
+        #expect(got.buffers.count <= 2, "\(got.buffers.count) buffers for 20 frames")
+    }
+
     /// The pattern source paced by the media pacer: 15 frames at 30 fps arrive ~33 ms
     /// apart, and the capture time in each frame's marker is the time it was delivered.
     @Test func pacedPatternSourceStampsItsDeliveryTime() async throws {

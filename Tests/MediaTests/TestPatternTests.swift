@@ -140,8 +140,9 @@ import TestSupport
             guard case let .raw(frame)? = try source.nextFrame() else { Issue.record("no frame"); return }
             #expect(frame == pattern.frame(number: n, captureTimeMs: 1_000 + Int64(n) * 1000 / 30))
             frame.data.withUnsafeBytes { if let b = $0.baseAddress { storage.append(b) } }
+            source.recycle(frame)
         }
-        #expect(Set(storage).count == 1, "one buffer for every frame: \(Set(storage).count)")
+        #expect(Set(storage).count == 1, "one buffer for every recycled frame: \(Set(storage).count)")
     }
 
     /// The marker read in place from a decoder's own buffer is the one the packed copy gives.
@@ -162,5 +163,22 @@ import TestSupport
         }
         #expect(inPlace == Array(0..<20) && inPlace == copied)
         #expect(lending.framesDecoded == 20 && lending.keyFramesDecoded == copying.keyFramesDecoded)
+    }
+
+    /// A sender stamps a frame's capture time when it takes it to the encoder (the
+    /// number read back from the timestamp), and a recycled frame's buffer is drawn into
+    /// next: the same pixels as a fresh frame, no new storage.
+    @Test func stampAndRecycle() throws {
+        let source = try PatternSource(width: 160, height: 120, frameRate: 30, clock: { 5_000 })
+        var storage: Set<UnsafeRawPointer> = []
+        for n in 0..<6 {
+            guard case .raw(var frame)? = try source.nextFrame() else { Issue.record("no frame"); return }
+            #expect(FrameMarker.read(from: frame) == FrameMarker(frameNumber: n, captureTimeMs: 5_000 + Int64(n) * 1000 / 30))
+            source.stamp(&frame, captureTimeMs: 9_000 + Int64(n))
+            #expect(FrameMarker.read(from: frame) == FrameMarker(frameNumber: n, captureTimeMs: 9_000 + Int64(n)))
+            frame.data.withUnsafeBytes { if let b = $0.baseAddress { storage.insert(b) } }
+            source.recycle(frame)
+        }
+        #expect(storage.count == 1, "one buffer for every frame: \(storage.count)")
     }
 }

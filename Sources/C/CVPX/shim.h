@@ -43,3 +43,7 @@ static inline vpx_codec_err_t peer_vp8e_get_last_quantizer_64(vpx_codec_ctx_t *c
 static inline vpx_codec_err_t peer_vp8d_get_frame_corrupted(vpx_codec_ctx_t *ctx, int *corrupted) {
     return vpx_codec_control_(ctx, VP8D_GET_FRAME_CORRUPTED, corrupted);
 }
+/// The quantizer index (0–127, RFC 6386 §9.6's y_ac_qi) of the last decoded frame.
+static inline vpx_codec_err_t peer_vpxd_get_last_quantizer(vpx_codec_ctx_t *ctx, int *value) {
+    return vpx_codec_control_(ctx, VPXD_GET_LAST_QUANTIZER, value);
+}

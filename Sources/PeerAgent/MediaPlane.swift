@@ -34,6 +34,8 @@ final class MediaPlane: Sendable {
         /// Set by ``start(on:minimumIntervalMs:isOpen:senderFailed:)``: senders follow each
         /// negotiation from then on (``applyDirections()``).
         var senderFailed: (@Sendable (MediaKind, Error) -> Void)?
+        /// Whether the peer runs on this host (from the selected pair), nil before one.
+        var sameHost: Bool?
     }
 
     /// A plane whose RTCP reports with `cname`.
@@ -43,7 +45,23 @@ final class MediaPlane: Sendable {
     var transceivers: [RtpTransceiver] { state.withLock { $0.transceivers } }
 
     /// Adds a transceiver (before negotiation).
-    func add(_ transceiver: RtpTransceiver) { state.withLock { $0.transceivers.append(transceiver) } }
+    func add(_ transceiver: RtpTransceiver) {
+        let sameHost = state.withLock { s in
+            s.transceivers.append(transceiver)
+            return s.sameHost
+        }
+        if let sameHost { transceiver.receiver.setSameHost(sameHost) }
+    }
+
+    /// The selected pair's remote address is one of this host's (or not): the receivers'
+    /// marker latency needs no clock offset (or an estimated one).
+    func setSameHost(_ same: Bool) {
+        let list = state.withLock { s in
+            s.sameHost = same
+            return s.transceivers
+        }
+        for t in list { t.receiver.setSameHost(same) }
+    }
 
     /// Sets the DTLS-SRTP transport media goes through (once, when the ICE agent is made).
     func attach(_ transport: DtlsSrtpTransport) { state.withLock { $0.transport = transport } }

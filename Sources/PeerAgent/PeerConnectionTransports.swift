@@ -43,6 +43,7 @@ extension PeerConnection {
     private func iceEvent(_ event: IceEvent) {
         var events: [PeerConnectionEvent] = []
         var startDTLS = false
+        if case let .selectedPair(pair) = event { plane.setSameHost(HostAddresses.contains(pair.remote.address)) }
         state.withLock { s in
             guard !s.machine.isClosed else { return }
             switch event {

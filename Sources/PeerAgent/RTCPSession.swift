@@ -167,7 +167,8 @@ final class RTCPSession: Sendable {
         for packet in packets {
             switch packet {
             case let .senderReport(sr):
-                for t in list { t.receiver.senderReport(sr) }
+                let rtt = roundTripTime
+                for t in list { t.receiver.senderReport(sr, roundTripTime: rtt) }
                 reportBlocks(sr.reports, list: list, arrival: arrival)
             case let .receiverReport(rr):
                 reportBlocks(rr.reports, list: list, arrival: arrival)

@@ -18,6 +18,17 @@ struct SinkStats: Sendable {
     var framesDecoded = 0, keyFramesDecoded = 0, framesWritten = 0
     var width: Int?, height: Int?
     var samples = 0, concealed = 0
+    /// Video: when frames were rendered (decoded, or written with decoding off).
+    var timing = VideoFrameTiming()
+    /// Video: what the test pattern's markers say (decoding on).
+    var endToEnd = EndToEndQuality()
+    /// Video: the decoder's quantizer sum and seconds spent decoding.
+    var qpSum = 0, decodeSeconds = 0.0
+    /// Audio (decoding on): concealment events, energy (W3C `totalAudioEnergy`), seconds
+    /// of samples, and the peak level of the last 100 ms (0…1).
+    var concealmentEvents = 0, audioEnergy = 0.0, samplesDuration = 0.0, audioLevel = 0.0
+    /// The peaks of the last five 20 ms blocks (for `audioLevel`).
+    var recentPeaks: [Double] = []
     var markers = FrameNumberRuns()
 }
 
@@ -43,11 +54,27 @@ final class ReceiveSinks {
     /// with the time (`systemUptime`, s).
     private var onFirstWritten: ((Double) -> Void)?
 
+    /// How the sender's clock relates to ours (for the markers' latency).
+    private let senderClock: EndToEndClockState
+
     /// Sinks for `options` on `thread`; nothing is opened before the first item.
-    init(options: ReceiveOptions, thread: MediaThread, onFirstWritten: ((Double) -> Void)? = nil) {
+    init(options: ReceiveOptions, thread: MediaThread, senderClock: EndToEndClockState = EndToEndClockState(),
+         onFirstWritten: ((Double) -> Void)? = nil) {
         self.options = options
         self.thread = thread
+        self.senderClock = senderClock
         self.onFirstWritten = onFirstWritten
+    }
+
+    /// What the sinks counted, with `framesPerSecond` as of now.
+    func snapshot() -> (stats: SinkStats, framesPerSecond: Double) {
+        (stats, stats.timing.framesPerSecond(at: Self.monotonicSeconds()))
+    }
+
+    static func monotonicSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
     }
 
     /// Records and decodes `item`.
@@ -93,17 +120,32 @@ final class ReceiveSinks {
             onFirstWritten = nil
             first(ProcessInfo.processInfo.systemUptime)
         }
-        guard options.decode else { return }
+        let writtenMs = unixTimeMs()
+        guard options.decode else {
+            stats.timing.rendered(at: Self.monotonicSeconds())  // written is as far as a frame goes
+            return
+        }
         if vp8 == nil { vp8 = PreparedCodecs.takeDecoder() ?? (try? VP8Decoder()) }
         guard let vp8 else { return }
+        let (_, offsetMs) = senderClock.current
+        var markers: [FrameMarker] = []
         // Read in libvpx's own buffer: no packed copy of each picture.
-        _ = try? vp8.decode(frame.data) { luma, stride, width, height in
-            if let marker = FrameMarker.read(luma: luma, stride: stride, width: width, height: height) { stats.markers.append(marker.frameNumber) }
+        let pictures = (try? vp8.decode(frame.data) { luma, stride, width, height in
+            if let marker = FrameMarker.read(luma: luma, stride: stride, width: width, height: height) { markers.append(marker) }
             stats.width = width
             stats.height = height
+        }) ?? 0
+        let decoded = Self.monotonicSeconds()
+        if pictures > 0 { stats.timing.rendered(at: decoded) }
+        for marker in markers {
+            stats.markers.append(marker.frameNumber)
+            stats.endToEnd.frame(number: marker.frameNumber, captureMs: marker.captureTimeMs, writtenMs: writtenMs,
+                                 monotonic: decoded, offsetMs: offsetMs)
         }
         stats.framesDecoded = vp8.framesDecoded
         stats.keyFramesDecoded = vp8.keyFramesDecoded
+        stats.qpSum = vp8.qpSum
+        stats.decodeSeconds = vp8.totalDecodeTime
     }
 
     private func audio(_ frame: EncodedAudioFrame?, gapBefore: Int?) {
@@ -128,11 +170,14 @@ final class ReceiveSinks {
             // libopus conceals at most 120 ms (5,760 samples, a multiple of 2.5 ms) per call:
             // a longer gap (up to 1 s) is concealed in pieces.
             var left = gap - gap % 120
+            var concealedAny = false
             while left > 0, let pcm = try? opus.concealLoss(sampleCount: min(left, 5_760)), pcm.samplesPerChannel > 0 {
                 blocks.append(pcm)
                 stats.concealed += pcm.samplesPerChannel
                 left -= pcm.samplesPerChannel
+                concealedAny = true
             }
+            if concealedAny { stats.concealmentEvents += 1 }
         }
         if let frame, let pcm = try? opus.decode(frame.data, timestamp: frame.timestamp) {
             blocks.append(pcm)
@@ -141,7 +186,30 @@ final class ReceiveSinks {
         }
         for block in blocks {
             stats.samples += block.samplesPerChannel
+            Self.measure(block, into: &stats)
             if let wav { try? wav.write(block) }
         }
+    }
+
+    /// W3C audio figures of one decoded block: `totalAudioEnergy` (each sample's value over
+    /// full scale, squared, times its duration; the channels averaged),
+    /// `totalSamplesDuration`, and `audioLevel` as the peak of the last 100 ms.
+    private static func measure(_ block: AudioFrame, into stats: inout SinkStats) {
+        let perChannel = block.samplesPerChannel, channels = max(1, block.channels)
+        guard perChannel > 0 else { return }
+        var squares = 0.0, peak = 0
+        block.samples.withUnsafeBufferPointer { samples in
+            for v in samples {
+                let x = Double(v) / 32_768
+                squares += x * x
+                peak = max(peak, abs(Int(v)))
+            }
+        }
+        let seconds = Double(perChannel) / Double(AudioFrame.sampleRate)
+        stats.audioEnergy += squares / Double(channels) / Double(AudioFrame.sampleRate)
+        stats.samplesDuration += seconds
+        stats.recentPeaks.append(min(1, Double(peak) / 32_767))
+        if stats.recentPeaks.count > 5 { stats.recentPeaks.removeFirst(stats.recentPeaks.count - 5) }
+        stats.audioLevel = stats.recentPeaks.max() ?? 0
     }
 }

@@ -88,6 +88,8 @@ final class RtpReceiver: Sendable {
     /// completes), with no lock held.
     let onFirstFrame: (@Sendable (String) -> Void)?
     private let sinkThread: MediaThread
+    /// How the remote sender's clock relates to ours, for the markers' latency.
+    private let endToEndClock = EndToEndClockState()
     /// Items queued to `sinkThread` and not yet run (any thread).
     private let sinkBacklog = Atomic<Int>(0)
     private let network: Mutex<NetworkState>
@@ -123,6 +125,10 @@ final class RtpReceiver: Sendable {
         /// Audio samples (48 kHz, per channel) of packets and gaps dropped for a full sink,
         /// not yet handed to the decoder as a gap.
         var droppedAudioSamples = 0
+        /// Video: when each frame's first packet came (RTP timestamp, monotonic ms), oldest
+        /// first, for W3C `jitterBufferDelay` (first packet → frame out to the sink).
+        var frameArrivals: [(timestamp: UInt32, ms: Int64)] = []
+        var jitterBufferDelay = 0.0, jitterBufferEmittedCount = 0
     }
 
     /// What a call under the lock leaves to do once it is released: callbacks and sends
@@ -156,7 +162,8 @@ final class RtpReceiver: Sendable {
             stats.framesDropped = 0
         }
         network = Mutex(NetworkState(stats: stats))
-        sinks = ThreadBound(ReceiveSinks(options: options, thread: sinkThread, onFirstWritten: onFirstWritten), thread: sinkThread)
+        sinks = ThreadBound(ReceiveSinks(options: options, thread: sinkThread, senderClock: endToEndClock, onFirstWritten: onFirstWritten),
+                            thread: sinkThread)
     }
 
     deinit { sinkThread.stop() }
@@ -205,6 +212,10 @@ final class RtpReceiver: Sendable {
                     e.feedback += pli(&n, now: now)
                 }
                 n.nacks.received(packet.sequenceNumber, nowMs: now)
+                if !n.frameArrivals.contains(where: { $0.timestamp == packet.timestamp }) {
+                    n.frameArrivals.append((packet.timestamp, now))
+                    if n.frameArrivals.count > 256 { n.frameArrivals.removeFirst(n.frameArrivals.count - 256) }
+                }
                 for event in n.assembler.push(packet) {
                     let feedback = videoEvent(event, now: now, &n, &e)
                     e.feedback += feedback
@@ -233,12 +244,28 @@ final class RtpReceiver: Sendable {
         }
     }
 
-    /// A sender report of the remote stream arrived (loop thread): kept for LSR/DLSR.
-    func senderReport(_ report: SenderReport) {
-        network.withLock { n in
-            guard report.ssrc == n.remoteSSRC else { return }
+    /// A sender report of the remote stream arrived (loop thread): kept for LSR/DLSR, and
+    /// unless sender and receiver share a clock (``setSameHost(_:)``), the sender's clock
+    /// estimated from it: its NTP time against our arrival time, plus half `roundTripTime`
+    /// (s, when known: the one-way delay the report took).
+    func senderReport(_ report: SenderReport, roundTripTime: Double? = nil) {
+        let arrivalMs = unixTimeMs()
+        let matched = network.withLock { n -> Bool in
+            guard report.ssrc == n.remoteSSRC else { return false }
             n.lastSenderReport = (RoundTripTime.middle32(ofNTP: report.ntpTimestamp), monotonicMs())
             n.senderSync = (RoundTripTime.seconds(ofNTP: report.ntpTimestamp), report.rtpTimestamp)
+            return true
+        }
+        guard matched, endToEndClock.current.0 != .sameHost else { return }
+        let senderMs = (RoundTripTime.seconds(ofNTP: report.ntpTimestamp) - 2_208_988_800) * 1000
+        endToEndClock.set(.senderReportEstimate, offsetMs: senderMs - arrivalMs + (roundTripTime ?? 0) * 500)
+    }
+
+    /// The sender runs on this host (the selected pair's remote address is one of ours):
+    /// one clock, the markers' latency needs no offset.
+    func setSameHost(_ same: Bool) {
+        if same { endToEndClock.set(.sameHost, offsetMs: 0) } else if endToEndClock.current.0 == .sameHost {
+            endToEndClock.set(.uncorrected, offsetMs: 0)
         }
     }
 
@@ -303,23 +330,56 @@ final class RtpReceiver: Sendable {
                 + n.opusDepayloader.counters.duplicatePackets + n.opusDepayloader.counters.latePackets
                 + (kind == .audio ? n.sinkOverflowDrops : 0)
             s.sinkOverflowDrops = n.sinkOverflowDrops
+            if kind == .video {
+                s.jitterBufferDelay = n.jitterBufferDelay
+                s.jitterBufferEmittedCount = n.jitterBufferEmittedCount
+            }
             return s
         }
-        let sink = sinkThread.sync { sinks.value.stats }
+        let (sink, fps) = sinkThread.sync { sinks.value.snapshot() }
         s.timestamp = unixTimeMs()
         s.framesWritten = sink.framesWritten
         if kind == .video {
             if options.decode {
                 s.framesDecoded = sink.framesDecoded
                 s.keyFramesDecoded = sink.keyFramesDecoded
+                s.qpSum = sink.qpSum
+                s.totalDecodeTime = sink.decodeSeconds
             }
             s.frameWidth = sink.width ?? s.frameWidth
             s.frameHeight = sink.height ?? s.frameHeight
+            let t = sink.timing
+            s.framesPerSecond = fps
+            s.totalInterFrameDelay = t.totalInterFrameDelay
+            s.totalSquaredInterFrameDelay = t.totalSquaredInterFrameDelay
+            s.freezeCount = t.freezeCount
+            s.totalFreezesDuration = t.totalFreezesDuration
+            s.pauseCount = t.pauseCount
+            s.totalPausesDuration = t.totalPausesDuration
         } else if options.decode || options.wavPath != nil {
             s.totalSamplesReceived = sink.samples
             s.concealedSamples = sink.concealed
+            s.concealmentEvents = sink.concealmentEvents
+            s.audioLevel = sink.audioLevel
+            s.totalAudioEnergy = sink.audioEnergy
+            s.totalSamplesDuration = sink.samplesDuration
         }
         return s
+    }
+
+    /// The `peer-e2e` object of this stream (video whose frames carry the test pattern's
+    /// marker, decoding on); nil when no marker was read.
+    func endToEndSnapshot(inboundId: String) -> EndToEndStats? {
+        guard kind == .video, options.decode else { return nil }
+        let e = sinkThread.sync { sinks.value.stats.endToEnd }
+        guard e.samples > 0 else { return nil }
+        let (clock, offset) = endToEndClock.current
+        let now = unixTimeMs()
+        return EndToEndStats(id: "E2E-\(inboundId)", timestamp: now, inboundRtpId: inboundId, clock: clock, clockOffsetMs: offset,
+                             framesWithMarker: e.distinct, latencyP50Ms: e.percentile(0.5), latencyP95Ms: e.percentile(0.95),
+                             latencyMaxMs: e.maximumMs, latencyMeanMs: e.meanMs, latencyRecentP50Ms: e.recentMedian(nowMs: now),
+                             framesMissing: e.missing, framesOutOfOrder: e.outOfOrder, framesRepeated: e.repeated,
+                             freezeCount: e.timing.freezeCount, totalFreezesDuration: e.timing.totalFreezesDuration)
     }
 
     /// The frame numbers read from decoded frames' markers, in arrival order (video,
@@ -373,6 +433,11 @@ final class RtpReceiver: Sendable {
                 n.sinkOverflowing = true
                 n.awaitingKeyframe = true
                 return []
+            }
+            if let i = n.frameArrivals.firstIndex(where: { $0.timestamp == frame.timestamp }) {
+                n.jitterBufferDelay += Double(now - n.frameArrivals[i].ms) / 1000
+                n.jitterBufferEmittedCount += 1
+                n.frameArrivals.removeFirst(i + 1)
             }
             let ts = arrived(timestamp: frame.timestamp, now: now, &n, &e)
             toSink(.video(EncodedVideoFrame(data: frame.data, isKeyframe: frame.isKeyframe, timestamp: ts,

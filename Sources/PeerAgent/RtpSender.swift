@@ -375,8 +375,15 @@ final class RtpSender: Sendable {
     /// A snapshot of the `outbound-rtp` statistics.
     func snapshot() -> OutboundRTPStats {
         thread.sync {
-            var stats = state.value.stats
+            let s = state.value
+            var stats = s.stats
             stats.timestamp = unixTimeMs()
+            if kind == .video {
+                let now = DispatchTime.now().uptimeNanoseconds
+                s.encodedTimes.removeAll { now &- $0 >= 1_000_000_000 }
+                stats.framesPerSecond = Double(s.encodedTimes.count)
+                stats.qualityLimitationReason = "none"  // no adaptation of resolution or rate
+            }
             return stats
         }
     }
@@ -389,8 +396,13 @@ final class RtpSender: Sendable {
         guard !s.paused else { return }
         var encoded: [EncodedVideoFrame] = []
         switch frame {
-        case let .raw(image):
+        case .raw(var image):
             guard let vp8 = s.vp8 else { return }
+            // The test pattern's marker says when the frame went to the encoder (the pacer
+            // delivers late frames at once after a stall); its buffer goes back afterwards.
+            let marked = s.videoSource as? MarkedVideoSource
+            marked?.stamp(&image, captureTimeMs: Int64(unixTimeMs()))
+            defer { marked?.recycle(image) }
             let t0 = DispatchTime.now().uptimeNanoseconds
             let force = s.keyframeRequested
             s.keyframeRequested = false
@@ -406,6 +418,9 @@ final class RtpSender: Sendable {
         }
         for e in encoded {
             s.stats.framesEncoded = (s.stats.framesEncoded ?? 0) + 1
+            let now = DispatchTime.now().uptimeNanoseconds
+            s.encodedTimes.append(now)
+            if let first = s.encodedTimes.first, now &- first >= 1_000_000_000 { s.encodedTimes.removeAll { now &- $0 >= 1_000_000_000 } }
             if e.isKeyframe {
                 s.stats.keyFramesEncoded = (s.stats.keyFramesEncoded ?? 0) + 1
                 if let w = e.width, let h = e.height { s.stats.frameWidth = w; s.stats.frameHeight = h }
@@ -479,6 +494,8 @@ private final class SenderState {
     var keyframeRequested = false
     var lastRTPTimestamp: UInt32 = 0
     var lastSentAtNanos: UInt64 = 0
+    /// When the frames of the last second were encoded (uptime ns; `framesPerSecond`).
+    var encodedTimes: [UInt64] = []
     var stats: OutboundRTPStats
     var started = false
     /// True while the negotiated direction does not send (hold): frames are dropped.

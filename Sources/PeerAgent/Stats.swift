@@ -48,6 +48,11 @@ public struct OutboundRTPStats: Sendable, Encodable, Equatable {
     public var totalEncodeTime: Double?
     /// The encoder's target bitrate in bit/s.
     public var targetBitrate: Double?
+    /// Frames encoded in the last second (video).
+    public var framesPerSecond: Double?
+    /// Why the encoding is limited: "none" (peer does not adapt resolution or rate to CPU
+    /// or bandwidth) (video).
+    public var qualityLimitationReason: String?
 }
 
 /// `inbound-rtp` statistics of one receiving stream (W3C webrtc-stats §7.4
@@ -112,6 +117,34 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     public var concealedSamples: Int?
     /// Packets (video frames or Opus packets) written to the recording file.
     public var framesWritten: Int?
+    /// Frames rendered (decoded; written with decoding off) in the last second (video).
+    public var framesPerSecond: Double?
+    /// Sum of the times between consecutive rendered frames, and of their squares, s (video).
+    public var totalInterFrameDelay: Double?
+    public var totalSquaredInterFrameDelay: Double?
+    /// Freezes: a frame at least max(3 × the average delay of the last 30, the average +
+    /// 150 ms) after the one before; and their total duration, s (video).
+    public var freezeCount: Int?
+    public var totalFreezesDuration: Double?
+    /// Pauses: more than 5 s without a frame; and their total duration, s (video).
+    public var pauseCount: Int?
+    public var totalPausesDuration: Double?
+    /// Seconds from each frame's first packet to the frame leaving reassembly, summed, and
+    /// how many frames left (video; W3C jitterBufferDelay, jitterBufferEmittedCount).
+    public var jitterBufferDelay: Double?
+    public var jitterBufferEmittedCount: Int?
+    /// Sum of the decoded frames' quantizer indexes (VP8 y_ac_qi, 0–127; video, decoding on).
+    public var qpSum: Int?
+    /// Seconds spent decoding (video, decoding on).
+    public var totalDecodeTime: Double?
+    /// Concealment events: gaps made up by packet-loss concealment (audio).
+    public var concealmentEvents: Int?
+    /// Peak level of the last 100 ms, 0…1 linear (1 = 0 dBov) (audio).
+    public var audioLevel: Double?
+    /// Sum over samples of (value / full scale)² × its duration in s (audio).
+    public var totalAudioEnergy: Double?
+    /// Seconds of audio samples received (audio).
+    public var totalSamplesDuration: Double?
     /// When the last packet arrived, ms since the Unix epoch.
     public var lastPacketReceivedTimestamp: Double?
 }
@@ -293,6 +326,8 @@ public struct StatsReport: Sendable, Encodable, Equatable {
     /// One `data-channel` object per channel, and the association's `sctp-transport`.
     public var dataChannels: [DataChannelStats] = []
     public var sctpTransports: [SctpTransportStats] = []
+    /// `peer-e2e` objects: the test pattern's markers of received video (not W3C).
+    public var endToEnd: [EndToEndStats] = []
     /// Milestones of the connection, ms from the first description.
     public var timings = ConnectionTimings()
 
@@ -324,7 +359,7 @@ public struct StatsReport: Sendable, Encodable, Equatable {
         let all: [(String, any Encodable)] = outboundRTP.map { ($0.id, $0) } + inboundRTP.map { ($0.id, $0) }
             + remoteInboundRTP.map { ($0.id, $0) } + candidatePairs.map { ($0.id, $0) } + candidates.map { ($0.id, $0) }
             + transports.map { ($0.id, $0) } + codecs.map { ($0.id, $0) }
-            + dataChannels.map { ($0.id, $0) } + sctpTransports.map { ($0.id, $0) }
+            + dataChannels.map { ($0.id, $0) } + sctpTransports.map { ($0.id, $0) } + endToEnd.map { ($0.id, $0) }
         for (id, value) in all { try stats.encode(AnyEncodable(value: value), forKey: Keys(stringValue: id)) }
         try top.encode(timings, forKey: Keys(stringValue: "timings"))
     }

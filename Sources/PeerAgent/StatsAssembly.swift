@@ -21,7 +21,11 @@ extension StatsReport {
             let direction = t.currentDirection ?? .inactive
             let outbound = t.sender.snapshot()
             if direction.sends { report.outboundRTP.append(outbound) }
-            if direction.receives { report.inboundRTP.append(t.receiver.snapshot()) }
+            if direction.receives {
+                let inbound = t.receiver.snapshot()
+                report.inboundRTP.append(inbound)
+                if let e2e = t.receiver.endToEndSnapshot(inboundId: inbound.id) { report.endToEnd.append(e2e) }
+            }
             let codecIds = [outbound.codecId, direction.receives ? report.inboundRTP.last?.codecId : nil]
             for pt in Set(codecIds.compactMap { $0.flatMap { Int($0.dropFirst(3)) } }) {
                 codecs[pt] = CodecStats(id: "CO-\(pt)", timestamp: now, payloadType: pt,

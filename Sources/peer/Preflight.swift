@@ -1,6 +1,7 @@
 // Preflight: what `peer offer|answer|room` checks before it connects — source files opened and their first frame read, output directories writable, addresses of this host, the router URL, the STUN list of PEER_STUN — each problem worded for an exit 2 that names the option and value.
 import Bytes
 import Foundation
+import ICE
 import Glibc
 import Media
 import PeerCall
@@ -66,15 +67,8 @@ enum Preflight {
 
     /// `--local-address IP`: an IPv4 or IPv6 literal that an interface of this host has.
     static func localAddressProblem(_ text: String) -> String? {
-        guard let wanted = canonical(text) else { return "not an IPv4 or IPv6 address" }
-        var list: UnsafeMutablePointer<ifaddrs>?
-        guard getifaddrs(&list) == 0, let first = list else { return nil }  // cannot tell: let ICE find out
-        defer { freeifaddrs(list) }
-        var here: [String] = []
-        for entry in sequence(first: first, next: { $0.pointee.ifa_next }) {
-            guard let sa = entry.pointee.ifa_addr else { continue }
-            if let a = numeric(sa) { here.append(a) }
-        }
+        guard let wanted = HostAddresses.canonical(text) else { return "not an IPv4 or IPv6 address" }
+        guard let here = HostAddresses.all() else { return nil }  // cannot tell: let ICE find out
         guard here.contains(wanted) else {
             return "not an address of this host (it has \(here.sorted().joined(separator: ", ")))"
         }
@@ -98,38 +92,5 @@ enum Preflight {
     /// The STUN URLs of a `PEER_STUN` value: separated by commas or spaces, empty parts dropped.
     static func stunList(_ value: String) -> [String] {
         value.split(whereSeparator: { $0 == "," || $0 == " " || $0 == "\t" }).map(String.init)
-    }
-
-    /// `text` as inet_ntop writes it, or nil when it is no IP literal.
-    private static func canonical(_ text: String) -> String? {
-        var v4 = in_addr(), v6 = in6_addr()
-        if inet_pton(AF_INET, text, &v4) == 1 { return ntop(AF_INET, &v4) }
-        let bare = text.hasPrefix("[") && text.hasSuffix("]") ? String(text.dropFirst().dropLast()) : text
-        if inet_pton(AF_INET6, bare, &v6) == 1 { return ntop(AF_INET6, &v6) }
-        return nil
-    }
-
-    /// The numeric address of an interface's `sockaddr` (IPv4 or IPv6), else nil.
-    private static func numeric(_ sa: UnsafeMutablePointer<sockaddr>) -> String? {
-        switch Int32(sa.pointee.sa_family) {
-        case AF_INET:
-            return sa.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { p in
-                var a = p.pointee.sin_addr
-                return ntop(AF_INET, &a)
-            }
-        case AF_INET6:
-            return sa.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { p in
-                var a = p.pointee.sin6_addr
-                return ntop(AF_INET6, &a)
-            }
-        default:
-            return nil
-        }
-    }
-
-    private static func ntop(_ family: Int32, _ address: UnsafeRawPointer) -> String? {
-        var buffer = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
-        guard inet_ntop(family, address, &buffer, socklen_t(buffer.count)) != nil else { return nil }
-        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 }

@@ -16,7 +16,10 @@ extension CallRun {
                                 videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
                                 audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0,
                                 receivesVideo: receivesVideo, messagesReceived: s.dataChannels.reduce(0) { $0 + $1.messagesReceived })
-        if link.inCall { ended.append(result) }
+        if link.inCall {
+            ended.append(result)
+            timeline?.append(peer: link.peer, timestamp: Date().timeIntervalSince1970 * 1000, report: s)  // the final figures too
+        }
         links[link.peer] = nil
         if link.inCall {
             onEvent(.stats(peer: link.peer, report: s, videoPath: link.videoPath, audioPath: link.audioPath))
@@ -50,6 +53,8 @@ extension CallRun {
     }
 
     func finish(code: Int32, state final: CallState, reason: String?) -> CallResult {
+        timeline?.close()
+        timeline = nil
         report(final, nil, reason)
         feed.finish()
         return CallResult(exitCode: code, state: final, reason: reason, peers: ended)

@@ -19,7 +19,7 @@ public enum CallEvent: Sendable {
     /// A remote track was negotiated.
     case track(peer: String, kind: String, mid: String, codec: String)
     /// Periodic counts: video frames and audio packets recorded so far from `peer`.
-    case frames(peer: String, video: Int, audio: Int)
+    case frames(peer: String, video: Int, audio: Int, figures: LinkProgress)
     /// `--record`'s file of `peer` was closed: its path, whether its tracks were placed by
     /// the sender's RTCP reports (else by arrival times), and the problems met.
     case recorded(peer: String, path: String, bySenderReports: Bool, problems: [String])
@@ -93,4 +93,8 @@ public struct LinkProgress: Sendable, Equatable {
     public var rttMs: Double?
     /// Inbound RTP packets lost so far, % of those expected.
     public var lossPercent = 0.0
+    /// Video frames per second each way (inbound rendered, outbound encoded), nil before.
+    public var fpsIn: Double?, fpsOut: Double?
+    /// End-to-end latency of the last second from the frame markers, ms (nil without).
+    public var latencyMs: Double?
 }

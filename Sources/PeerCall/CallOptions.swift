@@ -191,6 +191,9 @@ public struct CallOptions: Sendable {
     public var offerRepeatSeconds = 3.0
     /// Periodic `frames` events this often, seconds.
     public var progressIntervalSeconds = 1.0
+    /// `--stats-timeline PATH`: every connection's getStats snapshot every second, as JSON
+    /// lines (``StatsTimeline``).
+    public var statsTimelinePath: String?
     /// `--at`: actions taken at set times after `established`, in any order.
     public var scheduledActions: [ScheduledAction] = []
     /// `--data-channel`: the channels the offerer creates (the answerer takes whatever the

@@ -37,6 +37,8 @@ final class CallRun {
     var scheduled: [Task<Void, Never>] = []
     /// `--data-out`, once open.
     var dataLog: DataLog?
+    /// `--stats-timeline`: where each connection's snapshot goes every second.
+    var timeline: StatsTimelineWriter?
     /// When the router event or connection event being handled came (`systemUptime`, s):
     /// the milestones it gives are dated by it, not by when this task got to them.
     private var inputArrival: TimeInterval = 0
@@ -54,6 +56,9 @@ final class CallRun {
     /// Runs the call to its end and returns the outcome (``Call/run()``).
     func run() async -> CallResult {
         report(.connecting, nil, nil)
+        // Its directory was checked before the call (Preflight): a failure now (a disk
+        // gone) leaves the call without a timeline, not ended.
+        if let path = options.statsTimelinePath { timeline = try? StatsTimelineWriter(path: path) }
         if let path = options.dataOut {
             do { dataLog = try DataLog(path: path) } catch {
                 onEvent(.dataError(peer: "-", label: nil, reason: "--data-out \(path): \(error)"))
@@ -239,9 +244,11 @@ final class CallRun {
             lastProgress = now
             for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.established {
                 let s = link.pc.getStats()
+                timeline?.append(peer: link.peer, timestamp: now.timeIntervalSince1970 * 1000, report: s)
+                let figures = progress(s, of: link, at: now)
                 onEvent(.frames(peer: link.peer, video: s.inbound("video")?.framesWritten ?? 0,
-                                audio: s.inbound("audio")?.framesWritten ?? 0))
-                onEvent(.progress(peer: link.peer, progress(s, of: link, at: now)))
+                                audio: s.inbound("audio")?.framesWritten ?? 0, figures: figures))
+                onEvent(.progress(peer: link.peer, figures))
             }
         }
         return nil
@@ -263,6 +270,9 @@ final class CallRun {
         p.rttMs = s.candidatePairs.first?.currentRoundTripTime.map { $0 * 1000 }
         let lost = s.inboundRTP.reduce(0) { $0 + max(0, $1.packetsLost) }, got = s.inboundRTP.reduce(0) { $0 + $1.packetsReceived }
         p.lossPercent = lost + got > 0 ? Double(lost) * 100 / Double(lost + got) : 0
+        p.fpsIn = s.inbound("video")?.framesPerSecond
+        p.fpsOut = s.outbound("video")?.framesPerSecond
+        p.latencyMs = s.endToEnd.first?.latencyRecentP50Ms
         return p
     }
 

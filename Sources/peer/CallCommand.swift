@@ -22,6 +22,10 @@ struct CallCommandLine {
     var repeatCount: Int?
     /// `--control stdin`: one JSON command per line on standard input.
     var control = false
+    /// `--report PATH`: the HTML report of the call's stats timeline, made at its end.
+    var reportPath: String?
+    /// The timeline is a temporary file of ours for `--report` (no `--stats-timeline`).
+    var ownTimeline = false
 }
 
 /// Parses the options of `peer offer|answer|room` into a ``CallCommandLine``; exits 2
@@ -45,6 +49,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     var lastPassword: String?
     var json = false
     var statsPath: String?
+    var reportPath: String?
     var repeatCount: Int?
     var control = false
     var progress = isatty(2) == 1  // a terminal: the status line by default
@@ -147,6 +152,8 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         case "--json": json = true
         case "--progress": progress = true
         case "--stats": statsPath = p.output()
+        case "--stats-timeline": o.statsTimelinePath = p.output()
+        case "--report": reportPath = p.output()
         case "--repeat":
             let text = p.value()
             if text == "forever" {
@@ -179,7 +186,13 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         }
     }
     if progress { StatusLine.shared.enable() }
-    return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount, control: control)
+    if reportPath != nil, repeatCount != nil { p.fail("--report is for one call (with --repeat, --stats-timeline and peer report)") }
+    let ownTimeline = reportPath != nil && o.statsTimelinePath == nil
+    if ownTimeline {  // the report needs a timeline: a file of our own
+        o.statsTimelinePath = FileManager.default.temporaryDirectory.appendingPathComponent("peer-timeline-\(getpid()).jsonl").path
+    }
+    return CallCommandLine(options: o, json: json, statsPath: statsPath, repeatCount: repeatCount, control: control, reportPath: reportPath,
+                           ownTimeline: ownTimeline)
 }
 
 /// One JSON event per line on stdout (`--json`), flushed at once.
@@ -256,6 +269,10 @@ func callCommand(role: CallOptions.Role, _ arguments: [String]) async -> Never {
     } else {
         let result = await runOneCall(line.options, line, current: current, out: out, statsPath: line.statsPath)
         code = current.exitCode(result.exitCode)
+        if let report = line.reportPath, let timeline = line.options.statsTimelinePath {
+            writeReport(timelines: [timeline], to: report, json: line.json ? out : nil)
+            if line.ownTimeline { try? FileManager.default.removeItem(atPath: timeline) }
+        }
         if line.json { out.emit(["event": "exit", "code": Int(code), "state": result.state.rawValue, "reason": result.reason ?? NSNull()]) }
     }
     _ = handlers
@@ -314,8 +331,17 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
         case let .track(peer, kind, mid, codec):
             say("\(peer): receiving \(kind) (\(codec), mid \(mid))")
             if json { out.emit(["event": "track", "peer": peer, "kind": kind, "mid": mid, "codec": codec]) }
-        case let .frames(peer, video, audio):
-            if json { out.emit(["event": "frames", "peer": peer, "video": video, "audio": audio]) }
+        case let .frames(peer, video, audio, f):
+            if json {
+                var fields: [String: Any] = ["event": "frames", "peer": peer, "video": video, "audio": audio,
+                                             "kbpsIn": (f.kbpsIn * 10).rounded() / 10, "kbpsOut": (f.kbpsOut * 10).rounded() / 10,
+                                             "lossPercent": (f.lossPercent * 100).rounded() / 100]
+                if let v = f.fpsIn { fields["fpsIn"] = v }
+                if let v = f.fpsOut { fields["fpsOut"] = v }
+                if let v = f.rttMs { fields["rttMs"] = (v * 10).rounded() / 10 }
+                if let v = f.latencyMs { fields["latencyMs"] = (v * 10).rounded() / 10 }
+                out.emit(fields)
+            }
         case let .progress(peer, figures):
             StatusLine.shared.update(peer: peer, figures)
         case let .recorded(peer, path, bySenderReports, problems):

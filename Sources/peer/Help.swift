@@ -37,6 +37,17 @@ enum Help {
                               print the SDP answer peer would give to it
     """
 
+    /// `peer report`: its usage.
+    static let report = """
+      peer report TIMELINE… [-o PATH] [--format html|webrtc-internals] [--title TEXT]
+                              a --stats-timeline file (or - for stdin) as one self-contained
+                              HTML page (default report.html: summary per peer and direction,
+                              plots drawn by gnuplot, freezes marked) or as a
+                              chrome://webrtc-internals dump (default webrtc-internals.json);
+                              exit 2 names the file and line it cannot read, 1 when gnuplot
+                              is missing or fails
+    """
+
     /// `--version` and `--help`.
     static let other = """
       peer --version          the version of peer and of each C library
@@ -153,6 +164,11 @@ enum Help {
                               "0.168 dtls: …" and "0.201 peer: established"
       --stats PATH            write the final statistics of every peer to PATH (JSON),
                               e.g. --stats call-stats.json
+      --stats-timeline PATH   every peer's getStats snapshot every second, as JSON lines
+                              (for peer report), e.g. --stats-timeline call.jsonl
+      --report PATH           at the end, an HTML report of the call (summary, plots of
+                              bitrate, fps, RTT, loss, jitter, latency; needs gnuplot),
+                              e.g. --report report.html
       --repeat N|forever      offer/answer only: N calls one after another in this process
                               (forever: until SIGINT/SIGTERM, waiting for each offer without
                               a limit); every file gets -<call> before its extension
@@ -198,11 +214,11 @@ enum Help {
 
     /// `peer --help`: everything.
     static var general: String {
-        [header, "usage:", callCommands, loopback, sdp, other, "", "call options (offer, answer, room):", callOptions, progress, "",
+        [header, "usage:", callCommands, loopback, sdp, report, other, "", "call options (offer, answer, room):", callOptions, progress, "",
          "examples:", examples, "", "exit codes:", exitCodes].joined(separator: "\n")
     }
 
-    /// The help of subcommand `command` (offer, answer, room, loopback, sdp), nil for
+    /// The help of subcommand `command` (offer, answer, room, loopback, sdp, report), nil for
     /// any other word.
     static func text(for command: String) -> String? {
         switch command {
@@ -230,6 +246,10 @@ enum Help {
         case "sdp":
             return ["usage:", sdp, "", "examples:", "  peer sdp offer.sdp", "  peer sdp offer.sdp --answer",
                     "  cat offer.sdp | peer sdp -"].joined(separator: "\n")
+        case "report":
+            return ["usage:", report, "", "examples:", "  peer report call.jsonl -o report.html",
+                    "  peer report a.jsonl b.jsonl --format webrtc-internals -o dump.json",
+                    "  peer answer --router ws://127.0.0.1:8080/ws --stats-timeline call.jsonl --report report.html"].joined(separator: "\n")
         default:
             return nil
         }

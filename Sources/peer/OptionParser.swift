@@ -1,4 +1,4 @@
-// The option parser of every `peer` subcommand (offer, answer, room, loopback, sdp):
+// The option parser of every `peer` subcommand (offer, answer, room, loopback, sdp, report):
 // walks the arguments, reads option values and the values several commands share
 // (--bitrate, --video), and words every refusal alike, exiting 2.
 import Bytes

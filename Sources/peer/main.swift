@@ -63,13 +63,15 @@ case "--help", "-h":
     print(Help.general)
 case "help":
     guard let sub = arguments.dropFirst().first else { print(Help.general); break }
-    guard let text = Help.text(for: sub) else { fail("help: no command \"\(Untrusted.quoted(sub))\" (offer, answer, room, loopback, sdp)") }
+    guard let text = Help.text(for: sub) else { fail("help: no command \"\(Untrusted.quoted(sub))\" (offer, answer, room, loopback, sdp, report)") }
     print(text)
 case nil:
     FileHandle.standardError.write(Data((Help.general + "\n").utf8))
     exit(2)
 case "sdp":
     sdpCommand(Array(arguments.dropFirst()))
+case "report":
+    reportCommand(Array(arguments.dropFirst()))
 case "loopback":
     await loopbackCommand(Array(arguments.dropFirst()))
 case "offer":

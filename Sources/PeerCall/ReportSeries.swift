@@ -1,0 +1,129 @@
+// ReportSeries: what a stats timeline says over time for each peer — bitrate each way, frames per second, RTT, packets lost, jitter, end-to-end latency, freezes — and a summary per direction.
+import Foundation
+
+/// One plotted line: its name and its points (seconds from the timeline's start, value).
+public struct ReportLine: Sendable, Equatable {
+    public var name: String
+    public var points: [(Double, Double)]
+    public static func == (a: ReportLine, b: ReportLine) -> Bool {
+        a.name == b.name && a.points.count == b.points.count && zip(a.points, b.points).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
+    }
+}
+
+/// One plot: a title, the axes' labels, its lines, and instants to mark (freezes).
+public struct ReportPlot: Sendable, Equatable {
+    public var title: String
+    public var yLabel: String
+    public var lines: [ReportLine]
+    /// Instants (s) marked with a vertical line, and what they mark.
+    public var marks: [(Double, String)] = []
+    public static func == (a: ReportPlot, b: ReportPlot) -> Bool {
+        a.title == b.title && a.lines == b.lines && a.marks.count == b.marks.count
+    }
+}
+
+/// The series and summary of a timeline (``StatsTimeline``), computed from its samples.
+public struct ReportSeries: Sendable {
+    /// The peers, in the order they first appear.
+    public let peers: [String]
+    /// Seconds from the first sample to the last.
+    public let duration: Double
+    /// The plots: bitrate, frames per second, RTT, packets lost, jitter, latency.
+    public let plots: [ReportPlot]
+    /// Rows of the summary: peer, direction, figure, value.
+    public let summary: [(peer: String, direction: String, figure: String, value: String)]
+
+    /// Computes everything from `samples` (any order of peers; each peer's in time order).
+    public init(_ samples: [TimelineSample]) {
+        var order: [String] = []
+        var byPeer: [String: [TimelineSample]] = [:]
+        for s in samples {
+            if byPeer[s.peer] == nil { order.append(s.peer) }
+            byPeer[s.peer, default: []].append(s)
+        }
+        peers = order
+        let start = samples.map(\.timestamp).min() ?? 0
+        duration = ((samples.map(\.timestamp).max() ?? start) - start) / 1000
+        func t(_ s: TimelineSample) -> Double { (s.timestamp - start) / 1000 }
+
+        var bitrate: [ReportLine] = [], fps: [ReportLine] = [], rtt: [ReportLine] = [], lost: [ReportLine] = [],
+            jitter: [ReportLine] = [], latency: [ReportLine] = []
+        var freezes: [(Double, String)] = []
+        var rows: [(String, String, String, String)] = []
+        for peer in order {
+            let list = byPeer[peer] ?? []
+            func inbound(_ s: TimelineSample, _ kind: String) -> [String: TimelineValue]? {
+                s.objects(ofType: "inbound-rtp").first { $0.fields["kind"]?.string == kind }?.fields
+            }
+            func outbound(_ s: TimelineSample, _ kind: String) -> [String: TimelineValue]? {
+                s.objects(ofType: "outbound-rtp").first { $0.fields["kind"]?.string == kind }?.fields
+            }
+            var kIn: [(Double, Double)] = [], kOut: [(Double, Double)] = []
+            for (a, b) in zip(list, list.dropFirst()) {
+                let dt = (b.timestamp - a.timestamp) / 1000
+                guard dt > 0, let ta = a.objects(ofType: "transport").first?.fields, let tb = b.objects(ofType: "transport").first?.fields else { continue }
+                if let r0 = ta["bytesReceived"]?.number, let r1 = tb["bytesReceived"]?.number { kIn.append((t(b), max(0, r1 - r0) * 8 / 1000 / dt)) }
+                if let s0 = ta["bytesSent"]?.number, let s1 = tb["bytesSent"]?.number { kOut.append((t(b), max(0, s1 - s0) * 8 / 1000 / dt)) }
+            }
+            bitrate += [ReportLine(name: "\(peer) → us", points: kIn), ReportLine(name: "us → \(peer)", points: kOut)]
+            fps.append(ReportLine(name: "\(peer) → us", points: list.compactMap { s in inbound(s, "video")?["framesPerSecond"]?.number.map { (t(s), $0) } }))
+            fps.append(ReportLine(name: "us → \(peer)", points: list.compactMap { s in outbound(s, "video")?["framesPerSecond"]?.number.map { (t(s), $0) } }))
+            rtt.append(ReportLine(name: peer, points: list.compactMap { s in
+                s.objects(ofType: "candidate-pair").first?.fields["currentRoundTripTime"]?.number.map { (t(s), $0 * 1000) }
+            }))
+            for kind in ["video", "audio"] {
+                lost.append(ReportLine(name: "\(peer) \(kind)", points: list.compactMap { s in inbound(s, kind)?["packetsLost"]?.number.map { (t(s), $0) } }))
+                jitter.append(ReportLine(name: "\(peer) \(kind)", points: list.compactMap { s in inbound(s, kind)?["jitter"]?.number.map { (t(s), $0 * 1000) } }))
+            }
+            latency.append(ReportLine(name: "\(peer) → us p50", points: list.compactMap { s in
+                s.objects(ofType: "peer-e2e").first?.fields["latencyRecentP50Ms"]?.number.map { (t(s), $0) }
+            }))
+            var lastFreezes = 0.0
+            for s in list {
+                guard let count = inbound(s, "video")?["freezeCount"]?.number else { continue }
+                if count > lastFreezes { freezes.append((t(s), "freeze (\(peer))")) }
+                lastFreezes = count
+            }
+            // The summary, from each peer's last sample.
+            guard let last = list.last else { continue }
+            let seconds = max(0.001, (last.timestamp - (list.first?.timestamp ?? last.timestamp)) / 1000)
+            func row(_ direction: String, _ figure: String, _ value: String) { rows.append((peer, direction, figure, value)) }
+            if let v = inbound(last, "video") {
+                let n = { (k: String) in v[k]?.number }
+                row("\(peer) → us", "video frames received / decoded", "\(Int(n("framesReceived") ?? 0)) / \(Int(n("framesDecoded") ?? 0))")
+                if let d = n("framesDecoded") { row("\(peer) → us", "video frames per second (mean)", String(format: "%.1f", d / seconds)) }
+                row("\(peer) → us", "freezes (total s)", String(format: "%d (%.2f s)", Int(n("freezeCount") ?? 0), n("totalFreezesDuration") ?? 0))
+                row("\(peer) → us", "video packets lost", String(format: "%d of %d", Int(n("packetsLost") ?? 0), Int(n("packetsReceived") ?? 0)))
+                if let w = n("frameWidth"), let h = n("frameHeight") { row("\(peer) → us", "video size", "\(Int(w))x\(Int(h))") }
+            }
+            if let a = inbound(last, "audio") {
+                row("\(peer) → us", "audio packets received / lost", "\(Int(a["packetsReceived"]?.number ?? 0)) / \(Int(a["packetsLost"]?.number ?? 0))")
+                if let c = a["concealedSamples"]?.number, let r = a["totalSamplesReceived"]?.number, r > 0 {
+                    row("\(peer) → us", "audio concealed", String(format: "%.2f %%", c * 100 / r))
+                }
+            }
+            if let e = last.objects(ofType: "peer-e2e").first?.fields {
+                let f = { (k: String) in e[k]?.number.map { String(format: "%.1f", $0) } ?? "-" }
+                row("\(peer) → us", "end-to-end latency p50 / p95 / max, ms (\(e["clock"]?.string ?? "?"))", "\(f("latencyP50Ms")) / \(f("latencyP95Ms")) / \(f("latencyMaxMs"))")
+                row("\(peer) → us", "frames missing by marker", "\(Int(e["framesMissing"]?.number ?? 0))")
+            }
+            if let v = outbound(last, "video") {
+                row("us → \(peer)", "video frames sent", "\(Int(v["framesSent"]?.number ?? 0))")
+            }
+            if !kIn.isEmpty { row("\(peer) → us", "transport kbit/s (mean)", String(format: "%.0f", kIn.map(\.1).reduce(0, +) / Double(kIn.count))) }
+            if !kOut.isEmpty { row("us → \(peer)", "transport kbit/s (mean)", String(format: "%.0f", kOut.map(\.1).reduce(0, +) / Double(kOut.count))) }
+            if let r = last.objects(ofType: "candidate-pair").first?.fields["currentRoundTripTime"]?.number {
+                row("both", "round-trip time, ms (last)", String(format: "%.1f", r * 1000))
+            }
+        }
+        plots = [
+            ReportPlot(title: "Bitrate each way", yLabel: "kbit/s", lines: bitrate, marks: freezes),
+            ReportPlot(title: "Video frames per second", yLabel: "frames/s", lines: fps, marks: freezes),
+            ReportPlot(title: "Round-trip time", yLabel: "ms", lines: rtt),
+            ReportPlot(title: "Packets lost (cumulative)", yLabel: "packets", lines: lost),
+            ReportPlot(title: "Jitter", yLabel: "ms", lines: jitter),
+            ReportPlot(title: "End-to-end latency (frame markers)", yLabel: "ms", lines: latency, marks: freezes),
+        ]
+        summary = rows
+    }
+}

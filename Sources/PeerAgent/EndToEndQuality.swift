@@ -118,9 +118,11 @@ public struct EndToEndStats: Sendable, Encodable, Equatable {
     public var clockOffsetMs: Double
     /// Frames whose marker was read.
     public var framesWithMarker: Int
-    /// Capture → written latency, ms: median, 95th percentile, largest, mean; and the
-    /// median of the last second.
+    /// Capture → written latency, ms: median, 95th percentile, largest, mean (nil before
+    /// the first marked frame).
     public var latencyP50Ms: Double?, latencyP95Ms: Double?, latencyMaxMs: Double?, latencyMeanMs: Double?
+    /// Median capture → written latency of the frames written in the last second, ms
+    /// (what the report plots over time); nil when none was.
     public var latencyRecentP50Ms: Double?
     /// Frame numbers never seen between the lowest and the highest seen.
     public var framesMissing: Int

@@ -6,6 +6,7 @@ import Foundation
 public struct Gnuplot: Sendable {
     /// Why a plot could not be drawn.
     public struct Failure: Error, CustomStringConvertible {
+        /// One sentence: what failed (gnuplot missing, its exit and message, a file it left out).
         public var description: String
     }
 
@@ -19,6 +20,7 @@ public struct Gnuplot: Sendable {
         self.executable = executable ?? Self.onPath("gnuplot") ?? "/usr/bin/gnuplot"
     }
 
+    /// The first executable `name` in the directories of `PATH`.
     static func onPath(_ name: String) -> String? {
         let path = ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"
         return path.split(separator: ":").map { "\($0)/\(name)" }.first { FileManager.default.isExecutableFile(atPath: $0) }

@@ -3,8 +3,11 @@ import Foundation
 
 /// One plotted line: its name and its points (seconds from the timeline's start, value).
 public struct ReportLine: Sendable, Equatable {
+    /// The legend's text, e.g. "answerer → us".
     public var name: String
+    /// (seconds from the timeline's first sample, value in the plot's unit), in time order.
     public var points: [(Double, Double)]
+    /// Same name and the same points.
     public static func == (a: ReportLine, b: ReportLine) -> Bool {
         a.name == b.name && a.points.count == b.points.count && zip(a.points, b.points).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
     }
@@ -12,11 +15,15 @@ public struct ReportLine: Sendable, Equatable {
 
 /// One plot: a title, the axes' labels, its lines, and instants to mark (freezes).
 public struct ReportPlot: Sendable, Equatable {
+    /// The plot's title, e.g. "Bitrate each way".
     public var title: String
+    /// The y axis's label: the unit ("kbit/s", "ms", "frames/s", "packets").
     public var yLabel: String
+    /// The plotted lines (empty ones are left out of the drawing).
     public var lines: [ReportLine]
     /// Instants (s) marked with a vertical line, and what they mark.
     public var marks: [(Double, String)] = []
+    /// Same title, lines and number of marks.
     public static func == (a: ReportPlot, b: ReportPlot) -> Bool {
         a.title == b.title && a.lines == b.lines && a.marks.count == b.marks.count
     }
@@ -86,12 +93,15 @@ public struct ReportSeries: Sendable {
             }
             // The summary, from each peer's last sample.
             guard let last = list.last else { continue }
-            let seconds = max(0.001, (last.timestamp - (list.first?.timestamp ?? last.timestamp)) / 1000)
             func row(_ direction: String, _ figure: String, _ value: String) { rows.append((peer, direction, figure, value)) }
             if let v = inbound(last, "video") {
                 let n = { (k: String) in v[k]?.number }
                 row("\(peer) → us", "video frames received / decoded", "\(Int(n("framesReceived") ?? 0)) / \(Int(n("framesDecoded") ?? 0))")
-                if let d = n("framesDecoded") { row("\(peer) → us", "video frames per second (mean)", String(format: "%.1f", d / seconds)) }
+                // Between the first and the last snapshot with video: frames before the first are not counted.
+                let decoded = list.compactMap { s in inbound(s, "video")?["framesDecoded"]?.number.map { (s.timestamp, $0) } }
+                if let a = decoded.first, let b = decoded.last, b.0 - a.0 >= 500 {
+                    row("\(peer) → us", "video frames per second (mean)", String(format: "%.1f", (b.1 - a.1) * 1000 / (b.0 - a.0)))
+                }
                 row("\(peer) → us", "freezes (total s)", String(format: "%d (%.2f s)", Int(n("freezeCount") ?? 0), n("totalFreezesDuration") ?? 0))
                 row("\(peer) → us", "video packets lost", String(format: "%d of %d", Int(n("packetsLost") ?? 0), Int(n("packetsReceived") ?? 0)))
                 if let w = n("frameWidth"), let h = n("frameHeight") { row("\(peer) → us", "video size", "\(Int(w))x\(Int(h))") }

@@ -2,7 +2,9 @@
 // Signaling.candidate(from:), shared/PROTOCOL.md), fed the JSON value decoded from the
 // input, its array elements, and the input itself as a JSON string; and for the control
 // lines of a running call (ControlCommand, `--control stdin`) and `--at` values
-// (ScheduledAction), fed the input's lines. A crash here IS the
+// (ScheduledAction), fed the input's lines; and for stats timelines (`peer report`:
+// StatsTimeline.read, then the report's series and its webrtc-internals export, which must
+// be JSON again), fed the whole input. A crash here IS the
 // finding: each check traps with fatalError naming the property that broke.
 import PeerCall
 import WampClient
@@ -56,6 +58,12 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let at = try? ScheduledAction(parsing: String(line)) {
             guard at.seconds >= 0, at.seconds <= 86_400 else { fatalError("--at \(line.debugDescription) gave \(at.seconds) s") }
         }
+    }
+    // A stats timeline: read, summarised and exported without a crash; the export parses.
+    if let samples = try? StatsTimeline.read(text, source: "fuzz") {
+        _ = ReportSeries(samples)
+        let dump = CallReport.webrtcInternals(samples)
+        guard (try? JSONValue(parsing: dump)) != nil else { fatalError("webrtc-internals export is not JSON: \(dump.prefix(200).debugDescription)") }
     }
     return 0
 }

@@ -3,7 +3,7 @@
 
     chromium_peer.py --router ws://127.0.0.1:PORT/ws --prefix P --role offer|answer
         [--duration 12] [--timeout 20] [--at SECONDS:ACTION ...]
-        [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...] [--data-echo]
+        [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...] [--data-echo] [--echo-video]
 
 Serves Support/browser/peer-test.html on 127.0.0.1 (a free port; a page from
 http://127.0.0.1 is a secure context), starts Debian's chromedriver on a free port
@@ -17,7 +17,8 @@ negotiationneeded), `restart-ice` (pc.restartIce()), `add-video` (a second camer
 a new m-section), `stop-video` (that track's transceiver stopped: its m-section port 0),
 `send:LABEL:TEXT` (TEXT on the data channel LABEL), `close:LABEL` (that channel closed).
 Data channels (--data-channel, created by the offering page; --data-burst; --data-echo:
-the page's query, see peer-test.html); the page's per-label counts are in the result's
+the page's query, see peer-test.html); --echo-video: the page sends the video it
+receives back instead of its camera; the page's per-label counts are in the result's
 "data". Every second the page's getStats (inbound/outbound-rtp, transport, data-channel) is
 printed as a {"event": "stats"} line; page events (offered, answered, renegotiated,
 glare, track, connectionState, signalingState) as {"event": "page", ...}; last a
@@ -106,6 +107,7 @@ def main():
     ap.add_argument("--data-channel", action="append", default=[])
     ap.add_argument("--data-burst", action="append", default=[])
     ap.add_argument("--data-echo", action="store_true")
+    ap.add_argument("--echo-video", action="store_true")
     a = ap.parse_args()
 
     handler = lambda *h: http.server.SimpleHTTPRequestHandler(*h, directory=os.path.join(HERE, "browser"))
@@ -126,7 +128,7 @@ def main():
         wd.start(CHROMIUM_ARGS)
         query = urllib.parse.urlencode({"router": a.router, "realm": a.realm, "prefix": a.prefix, "role": a.role,
                                         "data": ";".join(a.data_channel), "burst": ";".join(a.data_burst),
-                                        "echo": "1" if a.data_echo else "0"})
+                                        "echo": "1" if a.data_echo else "0", "echoVideo": "1" if a.echo_video else "0"})
         wd.go(f"http://127.0.0.1:{server.server_address[1]}/peer-test.html?{query}")
         started = wd.run_async("const done = arguments[arguments.length - 1]; window.peerTest.start().then(done);")
         if started != "ok":

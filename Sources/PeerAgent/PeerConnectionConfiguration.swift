@@ -5,6 +5,19 @@ import ICE
 /// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
 public enum BundlePolicy: String, Sendable { case maxBundle = "max-bundle" }
 
+/// How the frame markers' capture times (the sender's wall clock) are related to ours for
+/// the `peer-e2e` latency.
+public enum EndToEndClockChoice: String, Sendable, CaseIterable {
+    /// One clock when the selected pair's remote address is one of this host's, else the
+    /// RTCP sender-report estimate.
+    case automatic = "auto"
+    /// One clock, whatever the addresses say (hosts synchronised by PTP or NTP to well
+    /// under a millisecond).
+    case shared
+    /// Always the estimate from the sender's RTCP sender reports (RFC 3550 §6.4.1).
+    case senderReports = "rtcp-sr"
+}
+
 /// W3C `RTCConfiguration` for ``PeerConnection``.
 public struct PeerConnectionConfiguration: Sendable {
     /// STUN and TURN servers (RFC 7064/7065 URLs parsed into ``IceServer``).
@@ -34,6 +47,8 @@ public struct PeerConnectionConfiguration: Sendable {
     public var dtlsTimeoutMs: UInt32 = 30_000
     /// Minimum RTCP report interval, ms (RFC 3550 §6.2 reduced minimum; ~1 s).
     public var rtcpMinimumIntervalMs: Double = 1_000
+    /// How end-to-end latency (`peer-e2e`) relates the sender's clock to ours.
+    public var endToEndClock: EndToEndClockChoice = .automatic
     /// Test hook: drop an incoming datagram when this returns true (loss injection).
     public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
 

@@ -43,7 +43,13 @@ extension PeerConnection {
     private func iceEvent(_ event: IceEvent) {
         var events: [PeerConnectionEvent] = []
         var startDTLS = false
-        if case let .selectedPair(pair) = event { plane.setSameHost(HostAddresses.contains(pair.remote.address)) }
+        if case let .selectedPair(pair) = event {
+            switch configuration.endToEndClock {
+            case .automatic: plane.setSameHost(HostAddresses.contains(pair.remote.address))
+            case .shared: plane.setSameHost(true)
+            case .senderReports: plane.setSameHost(false)
+            }
+        }
         state.withLock { s in
             guard !s.machine.isClosed else { return }
             switch event {

@@ -153,6 +153,10 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         case "--progress": progress = true
         case "--stats": statsPath = p.output()
         case "--stats-timeline": o.statsTimelinePath = p.output()
+        case "--e2e-clock":
+            let text = p.value()
+            guard let choice = EndToEndClockChoice(rawValue: text) else { p.refuse(text, expected: "auto, shared or rtcp-sr") }
+            o.peerConnection.endToEndClock = choice
         case "--report": reportPath = p.output()
         case "--repeat":
             let text = p.value()

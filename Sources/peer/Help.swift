@@ -169,6 +169,12 @@ enum Help {
       --report PATH           at the end, an HTML report of the call (summary, plots of
                               bitrate, fps, RTT, loss, jitter, latency; needs gnuplot),
                               e.g. --report report.html
+      --e2e-clock auto|shared|rtcp-sr
+                              how the end-to-end latency of frame markers (peer-e2e) relates
+                              the sender's clock to ours: auto (one clock when the remote
+                              address is this host's, else estimated from its RTCP sender
+                              reports), shared (hosts kept in sync by PTP/NTP), rtcp-sr
+                              (always estimated), e.g. --e2e-clock shared
       --repeat N|forever      offer/answer only: N calls one after another in this process
                               (forever: until SIGINT/SIGTERM, waiting for each offer without
                               a limit); every file gets -<call> before its extension

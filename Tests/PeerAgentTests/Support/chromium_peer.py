@@ -56,6 +56,15 @@ class WebDriver:
             value = json.loads(r.read() or b"{}").get("value")
         return value
 
+    def wait_ready(self):
+        """Until chromedriver answers /status ready (at most ~10 s)."""
+        for _ in range(100):
+            try:
+                if self.call("GET", "/status", timeout=2).get("ready"):
+                    return
+            except Exception:
+                time.sleep(0.1)
+
     def start(self, args):
         caps = {"capabilities": {"alwaysMatch": {"browserName": "chrome", "goog:chromeOptions": {"binary": "/usr/bin/chromium", "args": args}}}}
         self.session = self.call("POST", "/session", caps, timeout=60)["sessionId"]
@@ -119,12 +128,7 @@ def main():
     wd = WebDriver(port)
     code, seen = 0, 0
     try:
-        for _ in range(100):
-            try:
-                if wd.call("GET", "/status", timeout=2).get("ready"):
-                    break
-            except Exception:
-                time.sleep(0.1)
+        wd.wait_ready()
         wd.start(CHROMIUM_ARGS)
         query = urllib.parse.urlencode({"router": a.router, "realm": a.realm, "prefix": a.prefix, "role": a.role,
                                         "data": ";".join(a.data_channel), "burst": ";".join(a.data_burst),

@@ -71,12 +71,7 @@ def main():
     driver = subprocess.Popen(["/usr/bin/chromedriver", f"--port={port}"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     wd = WebDriver(port)
     try:
-        for _ in range(100):
-            try:
-                if wd.call("GET", "/status", timeout=2).get("ready"):
-                    break
-            except Exception:
-                time.sleep(0.1)
+        wd.wait_ready()
         wd.start(CHROMIUM_ARGS + ["--window-size=1100,800", "--hide-scrollbars"])
         wd.go("file://" + os.path.abspath(a.report))
         height = wd.run("return Math.ceil(document.documentElement.scrollHeight);")

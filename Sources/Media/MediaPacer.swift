@@ -43,7 +43,7 @@ public final class MediaPacer<Item: Sendable>: Sendable {
     private final class State {
         let pull: () throws -> Item?
         let timestamp: (Item) -> Int64
-        let deliver: (Item) -> Void
+        let deliver: (consuming Item) -> Void
         let finished: (Error?) -> Void
         var baseNanos: UInt64 = 0
         var baseTimestamp: Int64 = 0
@@ -56,7 +56,7 @@ public final class MediaPacer<Item: Sendable>: Sendable {
         var rebased = 0
 
         init(pull: @escaping () throws -> Item?, timestamp: @escaping (Item) -> Int64,
-             deliver: @escaping (Item) -> Void, finished: @escaping (Error?) -> Void) {
+             deliver: @escaping (consuming Item) -> Void, finished: @escaping (Error?) -> Void) {
             self.pull = pull
             self.timestamp = timestamp
             self.deliver = deliver
@@ -87,13 +87,14 @@ public final class MediaPacer<Item: Sendable>: Sendable {
     ///   - pull: returns the next item, nil at the end of the source, or throws
     ///     (the pacer stops and passes the error to `finished`).
     ///   - timestamp: the item's media timestamp in `clockRate` ticks; expected not to decrease.
-    ///   - deliver: called with each item when it is due.
+    ///   - deliver: called with each item when it is due; it owns the item (the pacer keeps
+    ///     no reference), so it may change a frame's buffer in place without a copy.
     ///   - finished: called once when the source ends (nil) or fails (the error);
     ///     not called after ``stop()``.
     ///   - maximumLagMs: see ``maximumLagMs``; negative values count as 0.
     ///   - maximumWaitMs: see ``maximumWaitMs``; values below 1 count as 1.
     public init(thread: MediaThread, clockRate: Int64, pull: @escaping () throws -> Item?,
-                timestamp: @escaping (Item) -> Int64, deliver: @escaping (Item) -> Void,
+                timestamp: @escaping (Item) -> Int64, deliver: @escaping (consuming Item) -> Void,
                 finished: @escaping (Error?) -> Void, maximumLagMs: Int64 = 500, maximumWaitMs: Int64 = 10_000) {
         self.thread = thread
         self.clockRate = max(1, clockRate)
@@ -192,7 +193,7 @@ public final class MediaPacer<Item: Sendable>: Sendable {
         guard run == s.generation, s.running else { return }
         if let item = box.take() {
             s.delivered += 1
-            s.deliver(item)
+            s.deliver(consume item)
         }
         step(s)
     }

@@ -70,7 +70,7 @@ extension MediaPacer where Item == VideoSourceFrame {
     /// A pacer that pulls `source` at its frames' 90 kHz timestamps on `thread`.
     /// `deliver` and `finished` run on `thread`.
     public convenience init(video source: VideoSource, thread: MediaThread,
-                            deliver: @escaping (VideoSourceFrame) -> Void,
+                            deliver: @escaping (consuming VideoSourceFrame) -> Void,
                             finished: @escaping (Error?) -> Void) {
         self.init(thread: thread, clockRate: 90_000, pull: { try source.nextFrame() },
                   timestamp: { $0.timestamp }, deliver: deliver, finished: finished)
@@ -88,7 +88,7 @@ extension MediaPacer where Item == AudioFrame {
     /// 20 ms; use ``init(audio:checkedFrameDurationMs:thread:deliver:finished:)`` to get an
     /// error instead. `deliver` and `finished` run on `thread`.
     public convenience init(audio source: AudioSource, frameDurationMs: Int, thread: MediaThread,
-                            deliver: @escaping (AudioFrame) -> Void,
+                            deliver: @escaping (consuming AudioFrame) -> Void,
                             finished: @escaping (Error?) -> Void) {
         let ms = Self.audioFrameDurationsMs.contains(frameDurationMs) ? frameDurationMs : 20
         let count = AudioFrame.sampleRate * ms / 1000
@@ -101,7 +101,7 @@ extension MediaPacer where Item == AudioFrame {
     /// duration other than 10, 20, 40 or 60 ms with ``OpusCodecError/badFrameDuration(ms:)``
     /// naming the value.
     public convenience init(audio source: AudioSource, checkedFrameDurationMs frameDurationMs: Int, thread: MediaThread,
-                            deliver: @escaping (AudioFrame) -> Void,
+                            deliver: @escaping (consuming AudioFrame) -> Void,
                             finished: @escaping (Error?) -> Void) throws(OpusCodecError) {
         guard Self.audioFrameDurationsMs.contains(frameDurationMs) else { throw .badFrameDuration(ms: frameDurationMs) }
         self.init(audio: source, frameDurationMs: frameDurationMs, thread: thread, deliver: deliver, finished: finished)

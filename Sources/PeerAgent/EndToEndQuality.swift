@@ -36,8 +36,9 @@ struct EndToEndQuality: Sendable, Equatable {
 
     /// Notes frame `number` captured at `captureMs` (sender's clock), written at `writtenMs`
     /// (our clock), `monotonic` seconds (for freezes), `offsetMs` the sender's clock minus
-    /// ours (0 on one host).
-    mutating func frame(number: Int, captureMs: Int64, writtenMs: Double, monotonic: Double, offsetMs: Double) {
+    /// ours (0 on one host; nil while it is not known: the frame counts for numbers and
+    /// freezes, not for latency).
+    mutating func frame(number: Int, captureMs: Int64, writtenMs: Double, monotonic: Double, offsetMs: Double?) {
         guard (0...Self.maximumFrameNumber).contains(number) else { return }
         let word = number / 64, bit = UInt64(1) << UInt64(number % 64)
         if word >= seen.count { seen += [UInt64](repeating: 0, count: word - seen.count + 1) }
@@ -51,6 +52,7 @@ struct EndToEndQuality: Sendable, Equatable {
         highest = max(highest ?? number, number)
         lowest = min(lowest ?? number, number)
         timing.rendered(at: monotonic)
+        guard let offsetMs else { return }  // clocks not related yet: no latency to count
         let latency = writtenMs - (Double(captureMs) - offsetMs)
         if histogram.isEmpty { histogram = [UInt32](repeating: 0, count: Self.buckets) }
         let index = min(Self.buckets - 1, max(0, Int(latency / Self.bucketMs)))

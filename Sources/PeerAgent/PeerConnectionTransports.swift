@@ -45,7 +45,8 @@ extension PeerConnection {
         var startDTLS = false
         if case let .selectedPair(pair) = event {
             switch configuration.endToEndClock {
-            case .automatic: plane.setSameHost(HostAddresses.contains(pair.remote.address))
+            // A relay candidate at one of our addresses is a TURN server here, not the peer.
+            case .automatic: plane.setSameHost(pair.remote.type != .relay && HostAddresses.contains(pair.remote.address))
             case .shared: plane.setSameHost(true)
             case .senderReports: plane.setSameHost(false)
             }

@@ -25,10 +25,10 @@ struct SinkStats: Sendable {
     /// Video: the decoder's quantizer sum and seconds spent decoding.
     var qpSum = 0, decodeSeconds = 0.0
     /// Audio (decoding on): concealment events, energy (W3C `totalAudioEnergy`), seconds
-    /// of samples, and the peak level of the last 100 ms (0…1).
+    /// of samples, and the level of the last ~100 ms (0…1, W3C `audioLevel`).
     var concealmentEvents = 0, audioEnergy = 0.0, samplesDuration = 0.0, audioLevel = 0.0
-    /// The peaks of the last five 20 ms blocks (for `audioLevel`).
-    var recentPeaks: [Double] = []
+    /// (energy, seconds) of the last blocks, at least 100 ms of them (for `audioLevel`).
+    var recentEnergy: [(energy: Double, seconds: Double)] = []
     var markers = FrameNumberRuns()
 }
 
@@ -127,7 +127,8 @@ final class ReceiveSinks {
         }
         if vp8 == nil { vp8 = PreparedCodecs.takeDecoder() ?? (try? VP8Decoder()) }
         guard let vp8 else { return }
-        let (_, offsetMs) = senderClock.current
+        let (clock, offset) = senderClock.current
+        let offsetMs = clock == .uncorrected ? nil : offset  // no latency before the clocks are related
         var markers: [FrameMarker] = []
         // Read in libvpx's own buffer: no packed copy of each picture.
         let pictures = (try? vp8.decode(frame.data) { luma, stride, width, height in
@@ -191,25 +192,38 @@ final class ReceiveSinks {
         }
     }
 
-    /// W3C audio figures of one decoded block: `totalAudioEnergy` (each sample's value over
-    /// full scale, squared, times its duration; the channels averaged),
-    /// `totalSamplesDuration`, and `audioLevel` as the peak of the last 100 ms.
-    private static func measure(_ block: AudioFrame, into stats: inout SinkStats) {
+    /// W3C audio figures of one decoded block (webrtc-stats §8.6): `totalAudioEnergy` adds
+    /// each sample's level (its value over full scale; of several channels, the loudest)
+    /// squared, times its duration (1/48 000 s); `totalSamplesDuration` the block's seconds;
+    /// `audioLevel` is the same average over the last ~100 ms, as a level:
+    /// √(energy / seconds).
+    static func measure(_ block: AudioFrame, into stats: inout SinkStats) {
         let perChannel = block.samplesPerChannel, channels = max(1, block.channels)
         guard perChannel > 0 else { return }
-        var squares = 0.0, peak = 0
+        var energy = 0.0
         block.samples.withUnsafeBufferPointer { samples in
-            for v in samples {
-                let x = Double(v) / 32_768
-                squares += x * x
-                peak = max(peak, abs(Int(v)))
+            for i in 0..<perChannel {
+                var loudest = 0.0
+                for c in 0..<channels where i * channels + c < samples.count {
+                    let x = Double(samples[i * channels + c]) / 32_768
+                    loudest = max(loudest, x * x)
+                }
+                energy += loudest
             }
         }
+        energy /= Double(AudioFrame.sampleRate)
         let seconds = Double(perChannel) / Double(AudioFrame.sampleRate)
-        stats.audioEnergy += squares / Double(channels) / Double(AudioFrame.sampleRate)
+        stats.audioEnergy += energy
         stats.samplesDuration += seconds
-        stats.recentPeaks.append(min(1, Double(peak) / 32_767))
-        if stats.recentPeaks.count > 5 { stats.recentPeaks.removeFirst(stats.recentPeaks.count - 5) }
-        stats.audioLevel = stats.recentPeaks.max() ?? 0
+        stats.recentEnergy.append((energy, seconds))
+        // Keep the newest blocks that make up at least 100 ms.
+        var kept = 0.0, first = stats.recentEnergy.count
+        while first > 0, kept < 0.1 {
+            first -= 1
+            kept += stats.recentEnergy[first].seconds
+        }
+        if first > 0 { stats.recentEnergy.removeFirst(first) }
+        let total = stats.recentEnergy.reduce(0.0) { $0 + $1.energy }
+        stats.audioLevel = kept > 0 ? min(1, (total / kept).squareRoot()) : 0
     }
 }

@@ -108,6 +108,8 @@ final class RtpReceiver: Sendable {
         var assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
         var opusDepayloader = OpusDepayloader(reorderWindow: 5)
         var lastSenderReport: (middle: UInt32, arrivalMs: Int64)?
+        /// Sender's NTP time minus our arrival time, ms, of the last 8 sender reports.
+        var clockSamples: [Double] = []
         /// The last sender report's NTP time (seconds) and RTP timestamp (RFC 3550 §6.4.1).
         var senderSync: (ntpSeconds: Double, rtp: UInt32)?
         var stats: InboundRTPStats
@@ -246,8 +248,9 @@ final class RtpReceiver: Sendable {
 
     /// A sender report of the remote stream arrived (loop thread): kept for LSR/DLSR, and
     /// unless sender and receiver share a clock (``setSameHost(_:)``), the sender's clock
-    /// estimated from it: its NTP time against our arrival time, plus half `roundTripTime`
-    /// (s, when known: the one-way delay the report took).
+    /// estimated from it: its NTP time against our arrival time (of the last 8 reports the
+    /// least delayed), plus half `roundTripTime` (s, when known: the one-way delay the
+    /// report took; a receive-only peer has none, and the estimate is short by that delay).
     func senderReport(_ report: SenderReport, roundTripTime: Double? = nil) {
         let arrivalMs = unixTimeMs()
         let matched = network.withLock { n -> Bool in
@@ -258,7 +261,14 @@ final class RtpReceiver: Sendable {
         }
         guard matched, endToEndClock.current.0 != .sameHost else { return }
         let senderMs = (RoundTripTime.seconds(ofNTP: report.ntpTimestamp) - 2_208_988_800) * 1000
-        endToEndClock.set(.senderReportEstimate, offsetMs: senderMs - arrivalMs + (roundTripTime ?? 0) * 500)
+        // Of the last 8 reports, the one that took least time to come (the largest
+        // sender − arrival): queueing only ever delays a report.
+        let best = network.withLock { n -> Double in
+            n.clockSamples.append(senderMs - arrivalMs)
+            if n.clockSamples.count > 8 { n.clockSamples.removeFirst(n.clockSamples.count - 8) }
+            return n.clockSamples.max() ?? (senderMs - arrivalMs)
+        }
+        endToEndClock.set(.senderReportEstimate, offsetMs: best + (roundTripTime ?? 0) * 500)
     }
 
     /// The sender runs on this host (the selected pair's remote address is one of ours):

@@ -162,8 +162,9 @@ final class RtpSender: Sendable {
             let (w, h) = source.dimensions
             s.stats.frameWidth = w
             s.stats.frameHeight = h
-            let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] frame in
-                self?.sendVideo(frame)
+            let pacer = MediaPacer(video: source, thread: thread, deliver: { [weak self] (frame: consuming VideoSourceFrame) in
+                guard let self else { return }
+                self.sendVideo(consume frame)
             }, finished: { _ in })
             s.videoPacer = pacer
             pacer.start()
@@ -391,11 +392,13 @@ final class RtpSender: Sendable {
 
     // MARK: Media thread
 
-    private func sendVideo(_ frame: VideoSourceFrame) {
+    /// Encodes and sends one frame (media thread). It owns `frame`: the marker is stamped
+    /// into its buffer in place, no copy.
+    private func sendVideo(_ frame: consuming VideoSourceFrame) {
         let s = state.value
         guard !s.paused else { return }
         var encoded: [EncodedVideoFrame] = []
-        switch frame {
+        switch consume frame {
         case .raw(var image):
             guard let vp8 = s.vp8 else { return }
             // The test pattern's marker says when the frame went to the encoder (the pacer

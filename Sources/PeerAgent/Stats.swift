@@ -119,19 +119,23 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     public var framesWritten: Int?
     /// Frames rendered (decoded; written with decoding off) in the last second (video).
     public var framesPerSecond: Double?
-    /// Sum of the times between consecutive rendered frames, and of their squares, s (video).
+    /// Sum of the times between consecutive rendered frames, s (video).
     public var totalInterFrameDelay: Double?
+    /// Sum of the squares of those times, s² (video).
     public var totalSquaredInterFrameDelay: Double?
     /// Freezes: a frame at least max(3 × the average delay of the last 30, the average +
-    /// 150 ms) after the one before; and their total duration, s (video).
+    /// 150 ms) after the one before (video).
     public var freezeCount: Int?
+    /// Total duration of the freezes, s (video).
     public var totalFreezesDuration: Double?
-    /// Pauses: more than 5 s without a frame; and their total duration, s (video).
+    /// Pauses: more than 5 s without a frame (video).
     public var pauseCount: Int?
+    /// Total duration of the pauses, s (video).
     public var totalPausesDuration: Double?
-    /// Seconds from each frame's first packet to the frame leaving reassembly, summed, and
-    /// how many frames left (video; W3C jitterBufferDelay, jitterBufferEmittedCount).
+    /// Seconds from each frame's first packet to the frame leaving reassembly, summed
+    /// (video; W3C jitterBufferDelay).
     public var jitterBufferDelay: Double?
+    /// Frames that left reassembly, counted in ``jitterBufferDelay`` (video).
     public var jitterBufferEmittedCount: Int?
     /// Sum of the decoded frames' quantizer indexes (VP8 y_ac_qi, 0–127; video, decoding on).
     public var qpSum: Int?
@@ -139,9 +143,11 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     public var totalDecodeTime: Double?
     /// Concealment events: gaps made up by packet-loss concealment (audio).
     public var concealmentEvents: Int?
-    /// Peak level of the last 100 ms, 0…1 linear (1 = 0 dBov) (audio).
+    /// Level of the last ~100 ms, 0…1 linear (1 = 0 dBov): √(energy / duration) over those
+    /// samples, the average `totalAudioEnergy` describes (audio).
     public var audioLevel: Double?
-    /// Sum over samples of (value / full scale)² × its duration in s (audio).
+    /// Sum over samples of (value / full scale)² × its duration in s, the loudest channel's
+    /// value for each sample (audio).
     public var totalAudioEnergy: Double?
     /// Seconds of audio samples received (audio).
     public var totalSamplesDuration: Double?

@@ -9,9 +9,10 @@
 ///   of the times between consecutive frames, seconds.
 /// - A freeze: a frame whose delay from the one before is at least
 ///   max(3 × the average delay, the average + 150 ms), the average being that of the last
-///   30 delays before it (`freezeCount`, `totalFreezesDuration`: the sum of those delays).
+///   30 delays before it, once there are 5 (`freezeCount`, `totalFreezesDuration`: the sum
+///   of those delays).
 /// - A pause: more than 5 s without a frame (`pauseCount`, counted when the next frame
-///   comes; `totalPausesDuration`). A pause is not also a freeze.
+///   comes; `totalPausesDuration`). A pause is not also a freeze, nor part of the average.
 ///
 /// A value type; its owner keeps it on one thread (the receiver's sink thread).
 struct VideoFrameTiming: Sendable, Equatable {
@@ -21,6 +22,9 @@ struct VideoFrameTiming: Sendable, Equatable {
     static let pauseThreshold = 5.0
     /// How many recent delays the average takes.
     static let averageWindow = 30
+    /// Delays needed before a freeze can be judged (libwebrtc's figure: a start-up burst
+    /// of frames is no freeze).
+    static let minimumSamples = 5
 
     private(set) var totalInterFrameDelay = 0.0
     private(set) var totalSquaredInterFrameDelay = 0.0
@@ -54,9 +58,12 @@ struct VideoFrameTiming: Sendable, Equatable {
         totalSquaredInterFrameDelay += delay * delay
         var freeze = false
         if delay > Self.pauseThreshold {
+            // A pause stays out of the average: the frames after it are judged by the rate before.
             pauseCount += 1
             totalPausesDuration += delay
-        } else if !recent.isEmpty {
+            return (delay, false)
+        }
+        if recent.count >= Self.minimumSamples {
             let average = recentSum / Double(recent.count)
             if delay >= max(Self.freezeFactor * average, average + Self.freezeMinimumIncrease) {
                 freezeCount += 1

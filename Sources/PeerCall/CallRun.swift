@@ -57,8 +57,12 @@ final class CallRun {
     func run() async -> CallResult {
         report(.connecting, nil, nil)
         // Its directory was checked before the call (Preflight): a failure now (a disk
-        // gone) leaves the call without a timeline, not ended.
-        if let path = options.statsTimelinePath { timeline = try? StatsTimelineWriter(path: path) }
+        // gone) leaves the call without a timeline, not ended, and says so.
+        if let path = options.statsTimelinePath {
+            do { timeline = try StatsTimelineWriter(path: path) } catch {
+                Log.write(.error, "call", "--stats-timeline \(path): cannot be written (\(error)); the call goes on without it")
+            }
+        }
         if let path = options.dataOut {
             do { dataLog = try DataLog(path: path) } catch {
                 onEvent(.dataError(peer: "-", label: nil, reason: "--data-out \(path): \(error)"))

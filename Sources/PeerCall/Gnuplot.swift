@@ -1,4 +1,5 @@
 // Gnuplot: a ReportPlot drawn as SVG by gnuplot (Debian's gnuplot-nox; its svg terminal), for the self-contained report page.
+import Dispatch
 import Foundation
 
 /// Draws ``ReportPlot``s with the `gnuplot` program (its SVG terminal, no mouse script:
@@ -12,6 +13,8 @@ public struct Gnuplot: Sendable {
 
     /// The program; found on `PATH` when nil.
     public var executable: String
+    /// Longest a plot may take before gnuplot is stopped, seconds.
+    static let timeoutSeconds = 30.0
     /// Size of each plot in pixels.
     public var width = 960, height = 320
 
@@ -41,7 +44,8 @@ public struct Gnuplot: Sendable {
         defer { try? FileManager.default.removeItem(atPath: dir) }
         var script = """
             set terminal svg size \(width),\(height) dynamic font "sans,11" background rgb "white"
-            set output "\(dir)/plot.svg"
+            set termoption noenhanced
+            set output \(Self.quoted(dir + "/plot.svg"))
             set title \(Self.quoted(plot.title))
             set xlabel 'time (s)'
             set ylabel \(Self.quoted(plot.yLabel))
@@ -61,23 +65,30 @@ public struct Gnuplot: Sendable {
             do { try text.write(toFile: file, atomically: false, encoding: .utf8) } catch {
                 throw Failure(description: "cannot write \(file): \(error)")
             }
-            parts.append("\"\(file)\" using 1:2 with linespoints pt 7 ps 0.4 title \(Self.quoted(line.name))")
+            parts.append("\(Self.quoted(file)) using 1:2 with linespoints pt 7 ps 0.4 title \(Self.quoted(line.name))")
         }
         if !plot.marks.isEmpty {  // the marks' meaning in the key
             parts.append("NaN with lines lc rgb \"#d62728\" dt 2 title \"freeze\"")
         }
         script += "plot " + parts.joined(separator: ", \\\n     ") + "\nunset output\n"
+        // The script from a file, not a pipe: gnuplot exiting early cannot end us with SIGPIPE.
+        let scriptFile = "\(dir)/plot.gp"
+        do { try script.write(toFile: scriptFile, atomically: false, encoding: .utf8) } catch {
+            throw Failure(description: "cannot write \(scriptFile): \(error)")
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: executable)
-        let input = Pipe(), errors = Pipe()
-        process.standardInput = input
+        process.arguments = [scriptFile]
+        let errors = Pipe()
+        process.standardInput = FileHandle.nullDevice
         process.standardError = errors
         process.standardOutput = FileHandle.nullDevice
         do { try process.run() } catch { throw Failure(description: "cannot run \(executable): \(error)") }
-        input.fileHandleForWriting.write(Data(script.utf8))
-        try? input.fileHandleForWriting.close()
+        let timeout = DispatchWorkItem { if process.isRunning { process.terminate() } }
+        DispatchQueue.global().asyncAfter(deadline: .now() + Self.timeoutSeconds, execute: timeout)
         let message = String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
+        timeout.cancel()
         guard process.terminationStatus == 0, let svg = try? String(contentsOfFile: "\(dir)/plot.svg", encoding: .utf8),
               let start = svg.range(of: "<svg") else {
             throw Failure(description: "gnuplot failed (status \(process.terminationStatus)) on \"\(plot.title)\": \(message.prefix(400))")

@@ -29,6 +29,13 @@ public struct ReportPlot: Sendable, Equatable {
     }
 }
 
+/// `value` as a whole number for the summary ("0" when absent); any finite or infinite
+/// value from a file prints, none traps as `Int(_:)` would beyond Int's range.
+func whole(_ value: Double?) -> String {
+    guard let value, value.isFinite else { return value.map { "\($0)" } ?? "0" }
+    return String(format: "%.0f", value)
+}
+
 /// The series and summary of a timeline (``StatsTimeline``), computed from its samples.
 public struct ReportSeries: Sendable {
     /// The peers, in the order they first appear.
@@ -96,18 +103,18 @@ public struct ReportSeries: Sendable {
             func row(_ direction: String, _ figure: String, _ value: String) { rows.append((peer, direction, figure, value)) }
             if let v = inbound(last, "video") {
                 let n = { (k: String) in v[k]?.number }
-                row("\(peer) → us", "video frames received / decoded", "\(Int(n("framesReceived") ?? 0)) / \(Int(n("framesDecoded") ?? 0))")
+                row("\(peer) → us", "video frames received / decoded", "\(whole(n("framesReceived"))) / \(whole(n("framesDecoded")))")
                 // Between the first and the last snapshot with video: frames before the first are not counted.
                 let decoded = list.compactMap { s in inbound(s, "video")?["framesDecoded"]?.number.map { (s.timestamp, $0) } }
                 if let a = decoded.first, let b = decoded.last, b.0 - a.0 >= 500 {
                     row("\(peer) → us", "video frames per second (mean)", String(format: "%.1f", (b.1 - a.1) * 1000 / (b.0 - a.0)))
                 }
-                row("\(peer) → us", "freezes (total s)", String(format: "%d (%.2f s)", Int(n("freezeCount") ?? 0), n("totalFreezesDuration") ?? 0))
-                row("\(peer) → us", "video packets lost", String(format: "%d of %d", Int(n("packetsLost") ?? 0), Int(n("packetsReceived") ?? 0)))
-                if let w = n("frameWidth"), let h = n("frameHeight") { row("\(peer) → us", "video size", "\(Int(w))x\(Int(h))") }
+                row("\(peer) → us", "freezes (total s)", "\(whole(n("freezeCount"))) (" + String(format: "%.2f s", n("totalFreezesDuration") ?? 0) + ")")
+                row("\(peer) → us", "video packets lost", "\(whole(n("packetsLost"))) of \(whole(n("packetsReceived")))")
+                if let w = n("frameWidth"), let h = n("frameHeight") { row("\(peer) → us", "video size", "\(whole(w))x\(whole(h))") }
             }
             if let a = inbound(last, "audio") {
-                row("\(peer) → us", "audio packets received / lost", "\(Int(a["packetsReceived"]?.number ?? 0)) / \(Int(a["packetsLost"]?.number ?? 0))")
+                row("\(peer) → us", "audio packets received / lost", "\(whole(a["packetsReceived"]?.number)) / \(whole(a["packetsLost"]?.number))")
                 if let c = a["concealedSamples"]?.number, let r = a["totalSamplesReceived"]?.number, r > 0 {
                     row("\(peer) → us", "audio concealed", String(format: "%.2f %%", c * 100 / r))
                 }
@@ -115,10 +122,10 @@ public struct ReportSeries: Sendable {
             if let e = last.objects(ofType: "peer-e2e").first?.fields {
                 let f = { (k: String) in e[k]?.number.map { String(format: "%.1f", $0) } ?? "-" }
                 row("\(peer) → us", "end-to-end latency p50 / p95 / max, ms (\(e["clock"]?.string ?? "?"))", "\(f("latencyP50Ms")) / \(f("latencyP95Ms")) / \(f("latencyMaxMs"))")
-                row("\(peer) → us", "frames missing by marker", "\(Int(e["framesMissing"]?.number ?? 0))")
+                row("\(peer) → us", "frames missing by marker", "\(whole(e["framesMissing"]?.number))")
             }
             if let v = outbound(last, "video") {
-                row("us → \(peer)", "video frames sent", "\(Int(v["framesSent"]?.number ?? 0))")
+                row("us → \(peer)", "video frames sent", "\(whole(v["framesSent"]?.number))")
             }
             if !kIn.isEmpty { row("\(peer) → us", "transport kbit/s (mean)", String(format: "%.0f", kIn.map(\.1).reduce(0, +) / Double(kIn.count))) }
             if !kOut.isEmpty { row("us → \(peer)", "transport kbit/s (mean)", String(format: "%.0f", kOut.map(\.1).reduce(0, +) / Double(kOut.count))) }

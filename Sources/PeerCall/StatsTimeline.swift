@@ -24,8 +24,11 @@ public struct TimelineSample: Sendable, Equatable {
 
 /// A stats field's value in a timeline.
 public enum TimelineValue: Sendable, Equatable {
+    /// A JSON number (counts, seconds, bytes: as the stats field says).
     case number(Double)
+    /// A JSON string (`kind`, `clock`, ids).
     case string(String)
+    /// A JSON boolean (`nominated`).
     case bool(Bool)
 
     /// The number, if it is one.

@@ -96,7 +96,8 @@ func numberedPath(_ path: String, _ n: Int) -> String {
 }
 
 /// Runs `count` calls one after another (0: until SIGINT/SIGTERM), each like a single
-/// call but with its files (`--video-out`, `--audio-out`, `--stats`, or the defaults)
+/// call but with its files (`--video-out`, `--audio-out`, `--record`, `--stats`,
+/// `--stats-timeline`, or the defaults)
 /// numbered from 1, and returns the exit code of the run: 130 (SIGINT) or 143 (SIGTERM)
 /// when interrupted, else the first failed call's code, else 0.
 ///
@@ -117,6 +118,7 @@ func runRepeatedCalls(_ line: CallCommandLine, count: Int, current: CurrentCall,
         options.videoOut = numberedPath(line.options.videoOut ?? "remote-\(remote).ivf", n)
         options.audioOut = numberedPath(line.options.audioOut ?? "remote-\(remote).ogg", n)
         options.recordOut = line.options.recordOut.map { numberedPath($0, n) }
+        options.statsTimelinePath = line.options.statsTimelinePath.map { numberedPath($0, n) }
         if count == 0 { options.waitsWithoutTimeout = true }
         out.setCall(n)
         let result = await runOneCall(options, line, current: current, out: out, statsPath: line.statsPath.map { numberedPath($0, n) })

@@ -44,7 +44,16 @@ func reportCommand(_ arguments: [String]) -> Never {
             }
             text = String(decoding: data, as: UTF8.self)
         }
-        do { samples += try StatsTimeline.read(text, source: file == "-" ? "stdin" : Untrusted.quoted(file)) } catch {
+        do {
+            var read = try StatsTimeline.read(text, source: file == "-" ? "stdin" : Untrusted.quoted(file))
+            // Two timelines (two ends, or two members of a room) may both name a peer "C":
+            // each file's connections are kept apart by the file's name.
+            if files.count > 1 {
+                let name = file == "-" ? "stdin" : URL(fileURLWithPath: file).lastPathComponent
+                for i in read.indices { read[i].peer = "\(name): \(read[i].peer)" }
+            }
+            samples += read
+        } catch {
             p.fail("\(error)")
         }
     }
@@ -76,9 +85,10 @@ func writeReport(timelines: [String], to path: String, json out: JSONEvents?) {
     do {
         var samples: [TimelineSample] = []
         for file in timelines {
-            let text = String(decoding: FileManager.default.contents(atPath: file) ?? Data(), as: UTF8.self)
-            samples += try StatsTimeline.read(text, source: file)
+            guard let data = FileManager.default.contents(atPath: file) else { throw ReportInputMissing(path: file) }
+            samples += try StatsTimeline.read(String(decoding: data, as: UTF8.self), source: file)
         }
+        guard !samples.isEmpty else { throw ReportInputMissing(path: timelines.joined(separator: ", ")) }
         try makeReport(samples, format: .html, title: "peer call report", to: path)
         say("report: \(path) (\(samples.count) snapshots)")
         out?.emit(["event": "report", "path": path, "snapshots": samples.count])
@@ -86,4 +96,12 @@ func writeReport(timelines: [String], to path: String, json out: JSONEvents?) {
         say("report \(path) not made: \(error)", level: .error)
         out?.emit(["event": "report", "path": path, "error": "\(error)"])
     }
+}
+
+/// The call's timeline could not be read back, or holds no snapshot (it could not be
+/// written, or the call ended before its first second).
+struct ReportInputMissing: Error, CustomStringConvertible {
+    /// The timeline file(s).
+    var path: String
+    var description: String { "no stats snapshot in \(path) (not written, or the call ended before its first)" }
 }

@@ -97,23 +97,31 @@ import TestSupport
         #expect(read.packets.count == 200)
     }
 
-    /// Paced by the media pacer and recycled by its consumer, as a sender does, the pattern
-    /// source draws every frame into the same buffer (the pacer lets go of a delivered
-    /// frame before it pulls the next).
-    @Test func pacedAndRecycledFramesShareOneBuffer() async throws {
+    /// Paced by the media pacer, stamped and recycled by its consumer, as a sender does,
+    /// the pattern source draws every frame into the same buffer: the pacer hands the frame
+    /// over and keeps no reference, so stamping the marker changes it in place (no copy)
+    /// and the buffer given back is unshared when the next frame is drawn.
+    @Test func pacedStampedAndRecycledFramesShareOneBuffer() async throws {
         let source = try PatternSource(width: 320, height: 240, frameRate: 100, frameCount: 20)
-        final class Got: @unchecked Sendable { var buffers: Set<UInt> = [] }
+        final class Got: @unchecked Sendable { var buffers: Set<UInt> = []; var copies = 0; var stamps: [Int64] = [] }
         let got = Got()
+        func address(_ f: I420Frame) -> UInt { f.data.withUnsafeBytes { UInt(bitPattern: $0.baseAddress) } }
         let error: Error? = await withCheckedContinuation { done in
-            let pacer = MediaPacer(video: source, thread: MediaThread(name: "test.recycle"), deliver: { frame in
-                guard case let .raw(f) = frame else { return }
-                f.data.withUnsafeBytes { if let b = $0.baseAddress { got.buffers.insert(UInt(bitPattern: b)) } }
+            let pacer = MediaPacer(video: source, thread: MediaThread(name: "test.recycle"), deliver: { (frame: consuming VideoSourceFrame) in
+                guard case .raw(var f) = consume frame else { return }
+                let before = address(f)
+                source.stamp(&f, captureTimeMs: 1_000 + Int64(got.stamps.count))
+                if address(f) != before { got.copies += 1 }
+                got.buffers.insert(address(f))
+                got.stamps.append(FrameMarker.read(from: f)?.captureTimeMs ?? -1)
                 source.recycle(f)
             }, finished: { done.resume(returning: $0) })
             pacer.start()
         }
         #expect(error == nil)
+        #expect(got.copies == 0, "stamping copied \(got.copies) of 20 frames")
         #expect(got.buffers.count <= 2, "\(got.buffers.count) buffers for 20 frames")
+        #expect(got.stamps == (0..<20).map { 1_000 + Int64($0) }, "each frame carries its stamp")
     }
 
     /// The pattern source paced by the media pacer: 15 frames at 30 fps arrive ~33 ms

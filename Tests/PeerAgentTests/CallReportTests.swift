@@ -89,6 +89,23 @@ import TestSupport
         }
     }
 
+    /// Outside text and numbers as they come: a peer name with gnuplot's and HTML's
+    /// special characters is shown as it is (escaped for HTML, no gnuplot formatting, no
+    /// backquote command run), and counts beyond Int's range print instead of trapping.
+    @Test func hostileNamesAndHugeNumbersArePrintedAsTheyAre() throws {
+        let name = #"user_42 'x' \"y\" `touch /tmp/peer-report-pwned` @m {b} <i>&"#
+        let text = Self.timeline(peer: name).replacingOccurrences(of: #""framesReceived":90"#, with: #""framesReceived":1e300"#)
+            .replacingOccurrences(of: #""packetsLost":4"#, with: #""packetsLost":9223372036854775807"#)
+        let samples = try StatsTimeline.read(text, source: "t.jsonl")
+        let html = try CallReport.html(samples, title: "t")
+        #expect(!FileManager.default.fileExists(atPath: "/tmp/peer-report-pwned"))
+        #expect(html.contains("<td>user_42 &#39;x&#39; &quot;y&quot; `touch /tmp/peer-report-pwned` @m {b} &lt;i&gt;&amp;</td>"))
+        #expect(html.contains("user_42 'x' \"y\" `touch /tmp/peer-report-pwned` @m {b} &lt;i>&amp; → us"), "legend text as it is")
+        #expect(!html.contains("<tspan"), "no enhanced-text formatting of _ ^ @ { }")
+        #expect(html.contains(String(format: "%.0f", 1e300) + " / 90"), "1e300 frames received, printed whole")
+        #expect(html.contains("9223372036854775808 of 400"))
+    }
+
     /// A timeline's bad line is named: file, line number, what is wrong; `peer report`
     /// exits 2 with it and writes nothing.
     @Test func badTimelineLineIsNamed() async throws {

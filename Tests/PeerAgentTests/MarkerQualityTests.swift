@@ -121,6 +121,8 @@ import TestSupport
     /// The answerer reaches the offerer only through TURN (`--ice-policy relay`), and its
     /// way to the TURN server passes a relay that holds each datagram 0 ms, then 100 ms:
     /// the offerer's latency p50 rises by 100 ± 10 ms (and the RTT by about as much).
+    /// Without `--e2e-clock shared` the relay candidate would make it an RTCP SR estimate
+    /// (the TURN server is on this host, the peer need not be).
     @Test func oneWayDelayOf100msRaisesLatencyBy100ms() async throws {
         try await CallSlots.with(peers: 2) {
             let services = try await TestServices.shared()
@@ -139,7 +141,10 @@ import TestSupport
                 async let answerer = h.run("answerer", "answer", common + ["--ice-policy", "relay", "--turn", "turn:127.0.0.1:\(port)",
                                                                            "--turn-user", user, "--turn-password", password], timeout: 60)
                 #expect(await h.waitForState("answerer", "ringing"))
-                let offerer = try await h.run("offerer", "offer", common + ["--stats-timeline", h.path("timeline.jsonl")], timeout: 60)
+                // The offerer sees the answerer's relay candidate: not "same host" by its
+                // addresses, but the two processes share this host's clock.
+                let offerer = try await h.run("offerer", "offer", common + ["--stats-timeline", h.path("timeline.jsonl"),
+                                                                           "--e2e-clock", "shared"], timeout: 60)
                 let a = try await answerer
                 #expect(offerer.status == 0 && a.status == 0, "\(offerer.log)\n\(a.log)")
                 let e2e = Self.last(h.path("timeline.jsonl"), "peer-e2e")

@@ -1,6 +1,7 @@
-// VideoFrameTimingTests and EndToEndQualityTests: the W3C frame-timing figures (framesPerSecond, inter-frame delays, freezes, pauses) and the markers' end-to-end figures, from made-up frame times.
+// VideoFrameTimingTests, EndToEndQualityTests and AudioLevelTests: the W3C frame-timing figures (framesPerSecond, inter-frame delays, freezes, pauses), the markers' end-to-end figures, and the W3C audio energy and level, from made-up frames.
 import Testing
 @testable import PeerAgent
+import Media
 
 @Suite struct VideoFrameTimingTests {
     /// 30 fps with a 600 ms stall twice: two freezes of 0.633 s each (≥ max(3 × 33 ms,
@@ -41,6 +42,23 @@ import Testing
         #expect(t.framesRendered == 83)
     }
 
+    /// After a 6 s pause the frames are judged by the rate before it, not an average the
+    /// pause inflated: a 300 ms gap 10 frames later is a freeze. And no freeze is judged
+    /// before 5 delays: a slow start (400 ms between the first frames) is none.
+    @Test func pausesStayOutOfTheAverageAndTheStartIsNotJudged() {
+        var t = VideoFrameTiming()
+        var now = 0.0
+        for _ in 0..<4 { t.rendered(at: now); now += 0.4 }
+        for _ in 0..<40 { t.rendered(at: now); now += 1.0 / 30 }
+        #expect(t.freezeCount == 0, "the first delays are not judged")
+        now += 6
+        t.rendered(at: now)
+        for _ in 0..<10 { now += 1.0 / 30; t.rendered(at: now) }
+        now += 0.3
+        #expect(t.rendered(at: now).freeze, "300 ms in 30 fps flow after a pause")
+        #expect(t.pauseCount == 1 && t.freezeCount == 1)
+    }
+
     /// The first frame has no delay; one frame alone is no freeze.
     @Test func theFirstFrameHasNoDelay() {
         var t = VideoFrameTiming()
@@ -73,5 +91,26 @@ import Testing
         e.frame(number: 0, captureMs: 12_000, writtenMs: 10_040, monotonic: 0, offsetMs: 2_000)
         #expect(e.maximumMs == 40 && abs((e.percentile(0.5) ?? 0) - 40.25) < 0.3)
         #expect(e.recentMedian(nowMs: 10_500) == 40 && e.recentMedian(nowMs: 12_000) == nil)
+    }
+}
+
+@Suite struct AudioLevelTests {
+    /// W3C totalAudioEnergy and audioLevel from decoded blocks: a stereo 20 ms block with
+    /// one channel at half scale and the other silent counts the louder channel (energy
+    /// 0.5² × 0.02 s = 0.005, level 0.5); after 100 ms of silence the level is 0 and the
+    /// energy stays.
+    @Test func energyTakesTheLoudestChannelAndTheLevelTheLast100ms() throws {
+        var stats = SinkStats()
+        let loud = try AudioFrame(channels: 2, samples: (0..<960).flatMap { _ in [Int16(16_384), 0] })
+        ReceiveSinks.measure(loud, into: &stats)
+        #expect(abs(stats.audioEnergy - 0.005) < 1e-12)
+        #expect(abs(stats.audioLevel - 0.5) < 1e-12)
+        #expect(abs(stats.samplesDuration - 0.02) < 1e-12)
+        let silence = try AudioFrame(channels: 2, samples: [Int16](repeating: 0, count: 1_920))
+        for _ in 0..<4 { ReceiveSinks.measure(silence, into: &stats) }
+        #expect(abs(stats.audioLevel - 0.5 / 5.0.squareRoot()) < 1e-9, "100 ms: one loud block of five")
+        ReceiveSinks.measure(silence, into: &stats)
+        #expect(stats.audioLevel == 0)
+        #expect(abs(stats.audioEnergy - 0.005) < 1e-12 && abs(stats.samplesDuration - 0.12) < 1e-9)
     }
 }

@@ -86,7 +86,7 @@ public enum StatsTimeline {
         func fail(_ reason: String) -> TimelineError { TimelineError(source: source, line: number, reason: reason) }
         guard line.utf8.count <= maximumLineBytes else { throw fail("a line of \(line.utf8.count) bytes (at most \(maximumLineBytes))") }
         let value: JSONValue
-        do { value = try JSONValue(parsing: line) } catch { throw fail("not JSON: \(error)") }
+        do { value = try JSONValue(parsing: line) } catch { throw fail("not JSON: \(Untrusted.quoted(line, limit: 80))") }
         guard case .object(let top) = value else { throw fail("not a JSON object") }
         guard let timestamp = top["timestamp"]?.doubleValue, timestamp.isFinite else { throw fail("no numeric \"timestamp\"") }
         guard let peer = top["peer"]?.stringValue else { throw fail("no \"peer\" string") }

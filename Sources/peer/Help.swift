@@ -40,12 +40,13 @@ enum Help {
     /// `peer report`: its usage.
     static let report = """
       peer report TIMELINE… [-o PATH] [--format html|webrtc-internals] [--title TEXT]
-                              a --stats-timeline file (or - for stdin) as one self-contained
-                              HTML page (default report.html: summary per peer and direction,
-                              plots drawn by gnuplot, freezes marked) or as a
-                              chrome://webrtc-internals dump (default webrtc-internals.json);
-                              exit 2 names the file and line it cannot read, 1 when gnuplot
-                              is missing or fails
+                              one or more --stats-timeline files (or - for stdin) as one
+                              self-contained HTML page (default report.html: summary per
+                              peer and direction, plots drawn by gnuplot, freezes marked) or
+                              as a chrome://webrtc-internals dump (default
+                              webrtc-internals.json); with several files each peer is named
+                              FILE: PEER; exit 2 names the file and line it cannot read (or
+                              an empty timeline), 1 when gnuplot is missing or fails
     """
 
     /// `--version` and `--help`.
@@ -167,7 +168,8 @@ enum Help {
       --stats-timeline PATH   every peer's getStats snapshot every second, as JSON lines
                               (for peer report), e.g. --stats-timeline call.jsonl
       --report PATH           at the end, an HTML report of the call (summary, plots of
-                              bitrate, fps, RTT, loss, jitter, latency; needs gnuplot),
+                              bitrate, fps, RTT, loss, jitter, latency; needs gnuplot; no
+                              --stats-timeline needed: a temporary one is kept then),
                               e.g. --report report.html
       --e2e-clock auto|shared|rtcp-sr
                               how the end-to-end latency of frame markers (peer-e2e) relates

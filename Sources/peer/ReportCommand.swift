@@ -57,6 +57,7 @@ func reportCommand(_ arguments: [String]) -> Never {
             p.fail("\(error)")
         }
     }
+    guard !samples.isEmpty else { p.fail("no stats snapshot in \(files.map { Untrusted.quoted($0) }.joined(separator: ", ")) (an empty timeline)") }
     let path = output ?? (format == .html ? "report.html" : "webrtc-internals.json")
     if let problem = Preflight.outputProblem(path) { p.refuse(path, expected: "a file that can be written: \(problem)", option: "-o") }
     do {

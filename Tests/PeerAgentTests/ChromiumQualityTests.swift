@@ -29,8 +29,9 @@ import TestSupport
     /// peer process for 600 ms (SIGSTOP, SIGCONT): Chromium sees the stream pause, and
     /// so, one hop later, does peer. Over the same wall-clock window, the frames per
     /// second of the two agree within 1, `framesDecoded` at peer's last snapshot within
-    /// 1 % of Chromium's at that moment (less half the loop's latency), and both count
-    /// 2 freezes.
+    /// 1 % of Chromium's at that moment (less half the loop's latency; less the frames
+    /// Chromium decoded but its encoder dropped, which never came back), and both count 2
+    /// freezes.
     @Test func peerAndChromiumAgreeOnFramesAndFreezes() async throws {
         try #require(FileManager.default.isExecutableFile(atPath: "/usr/bin/chromium"), "no chromium: run scripts/bootstrap")
         try await CallSlots.with(peers: 3) {
@@ -59,11 +60,16 @@ import TestSupport
             #expect(peer.status == 0, "\(peer.log)")
             #expect(status == 0, "\(chromium.stderr)")
 
-            var theirs: [Sample] = []
+            var theirs: [Sample] = [], theirSends: [Sample] = []
             for e in chromium.events() where e["event"] as? String == "stats" {
-                for s in e["stats"] as? [[String: Any]] ?? [] where s["type"] as? String == "inbound-rtp" && s["kind"] as? String == "video" {
+                let list = e["stats"] as? [[String: Any]] ?? []
+                for s in list where s["type"] as? String == "inbound-rtp" && s["kind"] as? String == "video" {
                     if let t = s["timestamp"] as? Double, let d = s["framesDecoded"] as? Double {
                         theirs.append((t, d, s["framesPerSecond"] as? Double, s["freezeCount"] as? Int ?? 0))
+                        // What it sent back by then (the same snapshot's outbound-rtp).
+                        if let sent = list.first(where: { $0["type"] as? String == "outbound-rtp" && $0["kind"] as? String == "video" })?["framesSent"] as? Double {
+                            theirSends.append((t, sent, nil, 0))
+                        }
                     }
                 }
             }
@@ -88,15 +94,23 @@ import TestSupport
             let seconds = (last.t - first.t) / 1000
             let ourFps = (last.decoded - first.decoded) / seconds
             let theirFps = (Self.decoded(theirs, at: last.t - shift) - Self.decoded(theirs, at: first.t - shift)) / seconds
+            // The same rate less the frames Chromium's encoder dropped in the window (which
+            // never came back to peer): what peer's fps is compared with.
+            func dropped(_ t: Double) -> Double { Self.decoded(theirs, at: t - shift) - Self.decoded(theirSends, at: t - shift) }
+            let theirFpsSentBack = theirFps - (dropped(last.t) - dropped(first.t)) / seconds
             let theirDecoded = Self.decoded(theirs, at: last.t - shift)
             print("""
-                chromium vs peer over \(String(format: "%.1f", seconds)) s: fps \(String(format: "%.2f / %.2f", theirFps, ourFps)) \
+                chromium vs peer over \(String(format: "%.1f", seconds)) s: fps \(String(format: "%.2f (%.2f sent back) / %.2f", theirFps, theirFpsSentBack, ourFps)) \
                 (median framesPerSecond \(Self.median(theirs.compactMap(\.fps))) / \(Self.median(ours.compactMap(\.fps)))), \
                 framesDecoded \(String(format: "%.1f", theirDecoded)) / \(last.decoded), freezes \(theirFreezes ?? -1) / \(last.freezes), \
-                loop latency p50 \(latency) ms; chromium's final framesDecoded \(theirs.last?.decoded ?? -1), framesSent \(theirSent ?? -1)
+                loop latency p50 \(latency) ms; not sent back by then \(String(format: "%.1f", theirDecoded - Self.decoded(theirSends, at: last.t - shift))); chromium's final framesDecoded \(theirs.last?.decoded ?? -1), framesSent \(theirSent ?? -1)
                 """)
-            #expect(abs(ourFps - theirFps) <= 1, "fps: chromium \(theirFps), peer \(ourFps)")
-            #expect(abs(last.decoded - theirDecoded) <= 0.01 * theirDecoded, "framesDecoded: chromium \(theirDecoded), peer \(last.decoded)")
+            #expect(abs(ourFps - theirFpsSentBack) <= 1, "fps: chromium \(theirFps) (\(theirFpsSentBack) of it sent back), peer \(ourFps)")
+            // Chromium's encoder drops a few of the frames it decoded (0.4–2 % here), which
+            // peer can never decode: the figures are compared on the frames it sent back.
+            let notSentBack = theirDecoded - Self.decoded(theirSends, at: last.t - shift)
+            #expect(abs(last.decoded - (theirDecoded - notSentBack)) <= 0.01 * theirDecoded,
+                    "framesDecoded: chromium \(theirDecoded) of which \(notSentBack) not sent back, peer \(last.decoded)")
             #expect(theirFreezes == 2 && last.freezes == 2, "freezes: chromium \(theirFreezes ?? -1), peer \(last.freezes)")
         }
     }

@@ -790,6 +790,13 @@ async def main_async(args):
     return await asyncio.wait_for(agent.run(), args.timeout + args.duration + 10)
 
 
+def enlarge_udp_receive_buffers(size):
+    """aioice sets SO_RCVBUF to its turn.UDP_SOCKET_BUFFER_SIZE (256 KiB) on every socket it
+    opens; make that `size` (the kernel caps it at net.core.rmem_max)."""
+    import aioice.turn
+    aioice.turn.UDP_SOCKET_BUFFER_SIZE = size
+
+
 def reoffer_at(text):
     seconds, _, direction = text.partition(":")
     if direction not in ("sendrecv", "sendonly", "recvonly", "inactive"):
@@ -833,12 +840,17 @@ def main():
                     help="pin aiortc's VP8 target bitrate (its default 500 kbit/s, moved by REMB within 250k-1.5M)")
     ap.add_argument("--no-audio-analysis", action="store_true",
                     help="skip the per-sample level and pitch of the received audio (peer-bench compare: CPU)")
+    ap.add_argument("--udp-receive-buffer", type=int, metavar="BYTES",
+                    help="SO_RCVBUF of every UDP socket aiortc (aioice) opens: a Python receiver "
+                         "reading a 10 MB burst otherwise drops thousands of datagrams at its socket")
     ap.add_argument("--t-from-exec", action="store_true",
                     help="events' t in ms since the process started (as peer's), not since this script's import")
     args = ap.parse_args()
     if args.t_from_exec:
         global T_OFFSET
         T_OFFSET = process_age() - (time.monotonic() - T0)
+    if args.udp_receive_buffer:
+        enlarge_udp_receive_buffers(args.udp_receive_buffer)
     if args.video_bitrate:
         import aiortc.codecs.vpx as vpx
         vpx.DEFAULT_BITRATE = vpx.MIN_BITRATE = vpx.MAX_BITRATE = args.video_bitrate

@@ -214,7 +214,9 @@ final class RtpReceiver: Sendable {
                     e.feedback += pli(&n, now: now)
                 }
                 n.nacks.received(packet.sequenceNumber, nowMs: now)
-                if !n.frameArrivals.contains(where: { $0.timestamp == packet.timestamp }) {
+                // A frame's packets come together: a new timestamp starts a frame (a late packet
+                // of an older one adds an entry that the next emitted frame clears).
+                if n.frameArrivals.last?.timestamp != packet.timestamp {
                     n.frameArrivals.append((packet.timestamp, now))
                     if n.frameArrivals.count > 256 { n.frameArrivals.removeFirst(n.frameArrivals.count - 256) }
                 }

@@ -53,18 +53,11 @@ public enum CallReport {
     /// `endTime` (ISO 8601), `statsType` and `values` (a JSON array as a string, one
     /// value a second).
     public static func webrtcInternals(_ samples: [TimelineSample]) -> String {
-        var order: [String] = []
-        var byPeer: [String: [TimelineSample]] = [:]
-        for s in samples {
-            if byPeer[s.peer] == nil { order.append(s.peer) }
-            byPeer[s.peer, default: []].append(s)
-        }
         let iso = ISO8601DateFormatter()
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         func time(_ ms: Double) -> JSONValue { .string(iso.string(from: Date(timeIntervalSince1970: ms / 1000))) }
         var connections: [String: JSONValue] = [:]
-        for (index, peer) in order.enumerated() {
-            let list = byPeer[peer] ?? []
+        for (index, (peer, list)) in TimelineSample.byPeer(samples).enumerated() {
             var series: [String: (type: String, start: Double, end: Double, values: [String])] = [:]
             for s in list {
                 for (id, fields) in s.objects {

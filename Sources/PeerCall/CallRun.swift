@@ -31,7 +31,8 @@ final class CallRun {
     private var state: CallState = .connecting
     var establishedAt: Date?
     private var waitingSince = Date()
-    private var lastProgress = Date()
+    /// When the last per-second snapshot was taken (``progressTick(_:)``).
+    var lastProgress = Date()
     var finishing = false
     /// The `--at` actions waiting for their time (cancelled when the call ends).
     var scheduled: [Task<Void, Never>] = []
@@ -56,13 +57,7 @@ final class CallRun {
     /// Runs the call to its end and returns the outcome (``Call/run()``).
     func run() async -> CallResult {
         report(.connecting, nil, nil)
-        // Its directory was checked before the call (Preflight): a failure now (a disk
-        // gone) leaves the call without a timeline, not ended, and says so.
-        if let path = options.statsTimelinePath {
-            do { timeline = try StatsTimelineWriter(path: path) } catch {
-                Log.write(.error, "call", "--stats-timeline \(path): cannot be written (\(error)); the call goes on without it")
-            }
-        }
+        openTimeline()
         if let path = options.dataOut {
             do { dataLog = try DataLog(path: path) } catch {
                 onEvent(.dataError(peer: "-", label: nil, reason: "--data-out \(path): \(error)"))
@@ -244,40 +239,8 @@ final class CallRun {
         for link in links.values.sorted(by: { $0.peer < $1.peer }) {
             if let waiting = link.awaitingGathering, now >= waiting.deadline { await publishGathered(link) }
         }
-        if now.timeIntervalSince(lastProgress) >= options.progressIntervalSeconds {
-            lastProgress = now
-            for link in links.values.sorted(by: { $0.peer < $1.peer }) where link.established {
-                let s = link.pc.getStats()
-                timeline?.append(peer: link.peer, timestamp: now.timeIntervalSince1970 * 1000, report: s)
-                let figures = progress(s, of: link, at: now)
-                onEvent(.frames(peer: link.peer, video: s.inbound("video")?.framesWritten ?? 0,
-                                audio: s.inbound("audio")?.framesWritten ?? 0, figures: figures))
-                onEvent(.progress(peer: link.peer, figures))
-            }
-        }
+        progressTick(now)
         return nil
-    }
-
-    /// The status-line figures of `link` from its stats `s` at `now` (kbit/s since the
-    /// last report).
-    private func progress(_ s: StatsReport, of link: CallLink, at now: Date) -> LinkProgress {
-        var p = LinkProgress()
-        p.framesIn = s.inbound("video")?.framesWritten ?? 0
-        p.framesOut = s.outbound("video")?.framesSent ?? 0
-        let received = s.transports.first?.bytesReceived ?? 0, sent = s.transports.first?.bytesSent ?? 0
-        if let last = link.lastBytes, now > last.at {
-            let seconds = now.timeIntervalSince(last.at)
-            p.kbpsIn = Double(received - last.received) * 8 / 1000 / seconds
-            p.kbpsOut = Double(sent - last.sent) * 8 / 1000 / seconds
-        }
-        link.lastBytes = (received, sent, now)
-        p.rttMs = s.candidatePairs.first?.currentRoundTripTime.map { $0 * 1000 }
-        let lost = s.inboundRTP.reduce(0) { $0 + max(0, $1.packetsLost) }, got = s.inboundRTP.reduce(0) { $0 + $1.packetsReceived }
-        p.lossPercent = lost + got > 0 ? Double(lost) * 100 / Double(lost + got) : 0
-        p.fpsIn = s.inbound("video")?.framesPerSecond
-        p.fpsOut = s.outbound("video")?.framesPerSecond
-        p.latencyMs = s.endToEnd.first?.latencyRecentP50Ms
-        return p
     }
 
     private func message(topic: String, event: WampEvent) async -> CallResult? {
@@ -614,20 +577,15 @@ final class CallRun {
         return nil
     }
 
-    /// Starts the `--at` timers, measured from now (`established`).
+    /// Starts the `--at` timers (actions and sends), measured from now (`established`).
     private func scheduleActions() {
-        for item in options.scheduledActions {
+        let timed = options.scheduledActions.map { ($0.seconds, Call.Input.action($0.action, origin: "at \(formatSeconds($0.seconds))")) }
+            + options.scheduledSends.map { ($0.seconds, Call.Input.send($0.send, origin: "at \(formatSeconds($0.seconds))")) }
+        for (seconds, input) in timed {
             scheduled.append(Task { [feed] in
-                try? await Task.sleep(nanoseconds: UInt64(item.seconds * 1_000_000_000))
+                try? await Task.sleep(nanoseconds: UInt64(seconds * 1_000_000_000))
                 guard !Task.isCancelled else { return }
-                feed.yield(.action(item.action, origin: "at \(formatSeconds(item.seconds))"))
-            })
-        }
-        for item in options.scheduledSends {
-            scheduled.append(Task { [feed] in
-                try? await Task.sleep(nanoseconds: UInt64(item.seconds * 1_000_000_000))
-                guard !Task.isCancelled else { return }
-                feed.yield(.send(item.send, origin: "at \(formatSeconds(item.seconds))"))
+                feed.yield(input)
             })
         }
     }

@@ -49,13 +49,8 @@ public struct ReportSeries: Sendable {
 
     /// Computes everything from `samples` (any order of peers; each peer's in time order).
     public init(_ samples: [TimelineSample]) {
-        var order: [String] = []
-        var byPeer: [String: [TimelineSample]] = [:]
-        for s in samples {
-            if byPeer[s.peer] == nil { order.append(s.peer) }
-            byPeer[s.peer, default: []].append(s)
-        }
-        peers = order
+        let groups = TimelineSample.byPeer(samples)
+        peers = groups.map(\.peer)
         let start = samples.map(\.timestamp).min() ?? 0
         duration = ((samples.map(\.timestamp).max() ?? start) - start) / 1000
         func t(_ s: TimelineSample) -> Double { (s.timestamp - start) / 1000 }
@@ -64,8 +59,7 @@ public struct ReportSeries: Sendable {
             jitter: [ReportLine] = [], latency: [ReportLine] = []
         var freezes: [(Double, String)] = []
         var rows: [(String, String, String, String)] = []
-        for peer in order {
-            let list = byPeer[peer] ?? []
+        for (peer, list) in groups {
             func inbound(_ s: TimelineSample, _ kind: String) -> [String: TimelineValue]? {
                 s.objects(ofType: "inbound-rtp").first { $0.fields["kind"]?.string == kind }?.fields
             }

@@ -16,6 +16,18 @@ public struct TimelineSample: Sendable, Equatable {
     /// The stats objects by id: field name → value.
     public var objects: [String: [String: TimelineValue]]
 
+    /// `samples` by peer, the peers in the order they first appear, each peer's samples in
+    /// the order given.
+    public static func byPeer(_ samples: [TimelineSample]) -> [(peer: String, samples: [TimelineSample])] {
+        var order: [String] = []
+        var groups: [String: [TimelineSample]] = [:]
+        for s in samples {
+            if groups[s.peer] == nil { order.append(s.peer) }
+            groups[s.peer, default: []].append(s)
+        }
+        return order.map { ($0, groups[$0] ?? []) }
+    }
+
     /// The objects of W3C `type` (e.g. "inbound-rtp"), sorted by id.
     public func objects(ofType type: String) -> [(id: String, fields: [String: TimelineValue])] {
         objects.filter { $0.value["type"]?.string == type }.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }

@@ -9,16 +9,13 @@ import TestSupport
     /// way on an unordered `maxRetransmits=0` channel at least 80 % arrive (each is sent
     /// once: about 90 % get through).
     @Test func reliableLosesNothingAndUnreliableDeliversMostAt10PercentLoss() async throws {
-        let ns = "peer-dcloss-\(getpid())"
-        let lossnet = TestServices.root.appendingPathComponent("scripts/lossnet").path
+        let ns = try await LossNamespace.create("peer-dcloss-\(getpid())", loss: 10)
         let dir = TestServices.temporaryDirectory("dcloss")
-        let created = try await TestServices.run(lossnet, ["create", ns, "--loss", "10"])
-        try #require(created.status == 0, "\(created.stderr) (needs root: ip netns, iptables)")
         defer {
-            _ = try? TestServices.runBlocking(lossnet, ["delete", ns])
+            ns.delete()
             try? FileManager.default.removeItem(atPath: dir)
         }
-        let r = try await TestServices.run("/usr/sbin/ip", ["netns", "exec", ns, CallHarness.peer, "loopback", "--no-media",
+        let r = try await TestServices.run("/usr/sbin/ip", ["netns", "exec", ns.name, CallHarness.peer, "loopback", "--no-media",
                                                             "--data-channel", "chat", "--data-channel", "fast,unordered,retransmits=0",
                                                             "--data-burst", "chat:2000:1024", "--data-burst", "fast:3000:100",
                                                             "--duration", "20", "--timeout", "30", "--out-dir", dir, "--json"], timeout: 80)

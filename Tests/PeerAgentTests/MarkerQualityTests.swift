@@ -163,21 +163,18 @@ import TestSupport
     /// the frame numbers missing from the markers of its recorded file decoded by ffmpeg,
     /// and is not 0.
     @Test func missingFramesUnderLossEqualTheMarkerGapsOfTheFile() async throws {
-        let ns = "peer-e2eloss-\(getpid())"
-        let lossnet = TestServices.root.appendingPathComponent("scripts/lossnet").path
+        let ns = try await LossNamespace.create("peer-e2eloss-\(getpid())", loss: 5)
         let dir = TestServices.temporaryDirectory("e2eloss")
-        let created = try await TestServices.run(lossnet, ["create", ns, "--loss", "5"])
-        try #require(created.status == 0, "\(created.stderr) (needs root: ip netns, iptables)")
         defer {
-            _ = try? TestServices.runBlocking(lossnet, ["delete", ns])
+            ns.delete()
             try? FileManager.default.removeItem(atPath: dir)
         }
-        async let run = TestServices.run("/usr/sbin/ip", ["netns", "exec", ns, CallHarness.peer, "loopback", "--duration", "10",
+        async let run = TestServices.run("/usr/sbin/ip", ["netns", "exec", ns.name, CallHarness.peer, "loopback", "--duration", "10",
                                                           "--video", "pattern:320x240@30", "--timeout", "20", "--out-dir", dir, "--json"], timeout: 60)
         try await Task.sleep(for: .seconds(4))
-        #expect(try await TestServices.run(lossnet, ["set", ns, "--loss", "99.9"]).status == 0)
+        #expect(try await ns.set(loss: 99.9))
         try await Task.sleep(for: .seconds(1.5))
-        #expect(try await TestServices.run(lossnet, ["set", ns, "--loss", "5"]).status == 0)
+        #expect(try await ns.set(loss: 5))
         let r = try await run
         #expect(r.status == 0 || r.status == 7, "\(r.stderr.suffix(800))")  // 7: under 95 % of the frames, as lost
         let stats = r.stdout.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }

@@ -60,7 +60,7 @@ let package = Package(
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
         .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes"]),
         .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent", "Bytes", "Media", "EventLoop", "ICE"]),
-        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop"]),
+        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop", "SCTP"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
         .executableTarget(name: "media-probe", dependencies: ["Media"]),
 

@@ -100,17 +100,18 @@ enum DataBench {
         }
         // Throughput, one way: the sender runs on the loop thread that carries both ends
         // (as aiortc's sender runs on its one asyncio loop), refilled on bufferedamountlow.
-        var rounds: [(mbps: Double, bytes: Int, seconds: Double, cpuMsPerMB: Double)] = []
+        var rounds: [(mbps: Double, bytes: Int, seconds: Double, cpuMsPerMB: Double, cpu: Double, datagrams: DatagramCounts)] = []
         for _ in 0..<Self.rounds {
             counts.bulk.withLock { $0 = (0, nil, nil) }
             let cpuBefore = EventLoop.shared.sync { threadCPUSeconds() }
+            let pairBefore = datagrams(a)
             pump.start(bulk, messages: messages)
             let total = messages * size
             _ = await counts.signal.wait(within: 120) { counts.bulk.withLock { $0.bytes } >= total }
             let (bytes, first, last) = counts.bulk.withLock { $0 }
             let cpu = EventLoop.shared.sync { threadCPUSeconds() } - cpuBefore
             let seconds = max((last ?? 0) - (first ?? 0), 1e-6)
-            rounds.append((Double(bytes) / seconds / 1e6, bytes, seconds, cpu * 1000 / (Double(bytes) / 1e6)))
+            rounds.append((Double(bytes) / seconds / 1e6, bytes, seconds, cpu * 1000 / (Double(bytes) / 1e6), cpu, datagrams(a) - pairBefore))
         }
         let mbps = rounds.map(\.mbps).sorted()[rounds.count / 2]
         let round = rounds.first { $0.mbps == mbps } ?? rounds[0]
@@ -130,6 +131,12 @@ enum DataBench {
                      + "this one %d bytes in %.3f s, %.1f ms of loop-thread CPU per MB); 100-byte echo round trip median %.3f ms, p99 %.3f ms (%d pings)",
                      messages, mbps, rounds.count, rounds.map { String(format: "%.1f", $0.mbps) }.joined(separator: ", "), round.bytes, round.seconds,
                      round.cpuMsPerMB, median, p99, rtts.count))
+        // The kernel's share: the median round's datagrams through 127.0.0.1 and nothing else.
+        let floorCPU = try? UDPFloor.measure(round.datagrams)
+        // libusrsctp's share: the same messages between two associations in memory.
+        let sctpCPU = try? await SCTPFloor(messages: messages, size: size).measure()
+        // OpenSSL's: the same records through two DTLS transports in memory.
+        let dtlsCPU = try? await DTLSFloor.measure(round.datagrams)
         // The same messages for aiortc: a shorter run (it had a tenth) ends in slow start
         // and flattered the ratio (200 messages: 2–7 MB/s; 2,000: 9.6 MB/s).
         let aiortc = try await aiortcFigures(messages: messages)
@@ -138,6 +145,25 @@ enum DataBench {
                          + "peer echo median %.3f ms (target < 1 ms)", aiortc["aiortc"] as? String ?? "?", aMBps, aRTT, mbps / aMBps, median))
         } else {
             print("data: aiortc did not report: \(aiortc)")
+        }
+        if let floorCPU, floorCPU > 0 {
+            let d = round.datagrams, floorMBps = Double(round.bytes) / floorCPU / 1e6
+            let versus = (aiortc["throughputMBps"] as? Double).map { String(format: ", %.1f× aiortc", floorMBps / $0) } ?? ""
+            print(String(format: "data: the UDP floor: the same datagrams (%d × %d B one way, %d × %d B back) sent and received over 127.0.0.1 "
+                         + "by one thread doing nothing else take %.3f s of CPU, %.0f %% of the %.3f s peer's loop thread used; at that "
+                         + "floor alone the transfer would run at %.0f MB/s%@",
+                         d.sent, d.sent > 0 ? d.sentBytes / d.sent : 0, d.received, d.received > 0 ? d.receivedBytes / d.received : 0,
+                         floorCPU, floorCPU / max(round.cpu, 1e-9) * 100, round.cpu, floorMBps, versus))
+            if let sctpCPU, let dtlsCPU, sctpCPU > 0, dtlsCPU > 0 {
+                let all = floorCPU + sctpCPU + dtlsCPU, allMBps = Double(round.bytes) / all / 1e6
+                let versus = (aiortc["throughputMBps"] as? Double).map { String(format: ", %.1f× aiortc", allMBps / $0) } ?? ""
+                print(String(format: "data: the SCTP floor (libusrsctp alone: the same messages between two associations in memory) %.3f s "
+                             + "of CPU, %.0f %% of peer's loop thread; the DTLS floor (OpenSSL alone: the same records between two "
+                             + "transports in memory) %.3f s, %.0f %%; with the UDP floor %.3f s, %.0f %%: at most %.0f MB/s%@ "
+                             + "if ICE, the event loop and peer's own code took no time",
+                             sctpCPU, sctpCPU / max(round.cpu, 1e-9) * 100, dtlsCPU, dtlsCPU / max(round.cpu, 1e-9) * 100,
+                             all, all / max(round.cpu, 1e-9) * 100, allMBps, versus))
+            }
         }
         if let router = ProcessInfo.processInfo.environment["PEER_TEST_ROUTER_URL"] {
             let two = try twoProcesses(messages: messages, router: router)
@@ -202,6 +228,12 @@ enum DataBench {
             return (received, seconds)
         }
         throw CallBench.Failure(description: "data: two processes: no dataSummary for bulk from the answerer")
+    }
+
+    /// The datagrams `pc`'s selected candidate pair has carried so far.
+    static func datagrams(_ pc: PeerConnection) -> DatagramCounts {
+        guard let pair = pc.getStats().candidatePairs.first else { return DatagramCounts() }
+        return DatagramCounts(sent: pair.packetsSent, sentBytes: pair.bytesSent, received: pair.packetsReceived, receivedBytes: pair.bytesReceived)
     }
 
     /// aiortc_data_bench.py's JSON line.

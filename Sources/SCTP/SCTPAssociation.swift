@@ -447,10 +447,25 @@ public final class SCTPAssociation: @unchecked Sendable {
             packet.withUnsafeMutableBytes { raw in
                 // Computed with the field zero, stored as libusrsctp itself stores it.
                 raw.storeBytes(of: 0, toByteOffset: 8, as: UInt32.self)
-                raw.storeBytes(of: usrsctp_crc32c(raw.baseAddress, raw.count), toByteOffset: 8, as: UInt32.self)
+                raw.storeBytes(of: Self.checksum(UnsafeRawBufferPointer(raw)), toByteOffset: 8, as: UInt32.self)
             }
         }
         output(packet)
+    }
+}
+
+extension SCTPAssociation {
+    /// The CRC32c of `bytes` (RFC 9260 §6.8, Appendix A) as the checksum field holds it
+    /// when stored in host order: the CPU's crc32 instruction where there is one
+    /// (a 1,200-byte packet in ~0.1 µs, where libusrsctp's table code took ~10 times that
+    /// in `peer-bench data`'s profile), else libusrsctp's `usrsctp_crc32c`.
+    static func checksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        peer_sctp_crc32c(bytes.baseAddress, bytes.count)
+    }
+
+    /// The same, computed by libusrsctp (the reference ``checksum(_:)`` is tested against).
+    static func libusrsctpChecksum(_ bytes: UnsafeRawBufferPointer) -> UInt32 {
+        peer_sctp_crc32c_usrsctp(bytes.baseAddress, bytes.count)
     }
 }
 

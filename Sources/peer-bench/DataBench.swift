@@ -133,6 +133,7 @@ enum DataBench {
                      round.cpuMsPerMB, median, p99, rtts.count))
         // The kernel's share: the median round's datagrams through 127.0.0.1 and nothing else.
         let floorCPU = try? UDPFloor.measure(round.datagrams)
+        let gsoCPU = try? UDPFloor.measure(round.datagrams, segments: 8)
         // libusrsctp's share: the same messages between two associations in memory.
         let sctpCPU = try? await SCTPFloor(messages: messages, size: size).measure()
         // OpenSSL's: the same records through two DTLS transports in memory.
@@ -163,6 +164,12 @@ enum DataBench {
                              + "if ICE, the event loop and peer's own code took no time",
                              sctpCPU, sctpCPU / max(round.cpu, 1e-9) * 100, dtlsCPU, dtlsCPU / max(round.cpu, 1e-9) * 100,
                              all, all / max(round.cpu, 1e-9) * 100, allMBps, versus))
+                if let gsoCPU, gsoCPU > 0 {
+                    let gsoAll = gsoCPU + sctpCPU + dtlsCPU, gsoMBps = Double(round.bytes) / gsoAll / 1e6
+                    let versus = (aiortc["throughputMBps"] as? Double).map { String(format: ", %.1f× aiortc", gsoMBps / $0) } ?? ""
+                    print(String(format: "data: with the data datagrams sent 8 at a time by UDP GSO (libnice sends one per call) the UDP "
+                                 + "floor is %.3f s, and the three floors %.3f s: at most %.0f MB/s%@", gsoCPU, gsoAll, gsoMBps, versus))
+                }
             }
         }
         if let router = ProcessInfo.processInfo.environment["PEER_TEST_ROUTER_URL"] {

@@ -48,7 +48,8 @@ fuzz-smoke: bootstrap
 
 
 # A real call: router + STUN server started, peer answer and peer offer for 10 s of
-# media both ways, both statistics summaries and the four recorded files printed.
+# media both ways; both logs, what each side received from the other (named by its own
+# role) and the four recorded files printed.
 demo: bootstrap
 	$(SWIFT) build $(RELEASE) --product peer
 	scripts/services run -- scripts/demo

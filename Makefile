@@ -34,7 +34,7 @@ test: bootstrap
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'
 	Fuzz/run smoke $(FUZZ_SMOKE_RUNS)
 
-# Fuzzing (Fuzz/, a package of its own; README "Fuzzing"). `make fuzz` runs every target
+# Fuzzing (Fuzz/, a package of its own; docs/FUZZING.md). `make fuzz` runs every target
 # for FUZZ_SECONDS each, one at a time, and fails if any finds a crash (the input's path
 # is printed: Fuzz/crash-*). `make fuzz-smoke`, the last step of `make test`, runs each
 # target over its seed corpus plus FUZZ_SMOKE_RUNS mutated inputs.

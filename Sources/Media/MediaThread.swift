@@ -11,7 +11,7 @@ import Synchronization
 ///
 /// Why not a serial `DispatchQueue`: on Linux those draw on libdispatch's overcommit pool,
 /// which starts a worker whenever work is queued and none is idle and retires one only
-/// after 5 s without work, so over a long call its thread count creeps up (README "Soak");
+/// after 5 s without work, so over a long call its thread count creeps up (docs/SOAK.md);
 /// capping it with a global queue made light work wait behind heavy work on a loaded
 /// machine. An owned thread is one thread per track for the track's lifetime, and the
 /// kernel time-slices it against the others as it did the pool's.

@@ -1,4 +1,4 @@
-// CallState and ExitCode: the states a call reports and the process exit codes of `peer` (README, `peer --help`).
+// CallState and ExitCode: the states a call reports and the process exit codes of `peer` (docs/EVENTS.md, `peer --help`).
 
 /// The state of a call (what `peer offer|answer|room` reports).
 public enum CallState: String, Sendable, Equatable, Codable {
@@ -18,7 +18,7 @@ public enum CallState: String, Sendable, Equatable, Codable {
     case busy
 }
 
-/// The process exit codes of `peer` (documented in `peer --help` and README).
+/// The process exit codes of `peer` (documented in `peer --help` and docs/EVENTS.md).
 public enum ExitCode {
     /// Call done and `--min-frames` met.
     public static let ok: Int32 = 0

@@ -1,4 +1,4 @@
-// Limits on session descriptions from outside (what `peer` accepts; stated in README).
+// Limits on session descriptions from outside (what `peer` accepts; stated in docs/USAGE.md).
 
 /// The largest session description `peer` parses. Real offers are a few KiB (Chromium's
 /// audio+video offer with candidates is ~6 KiB); these bounds keep a hostile or broken

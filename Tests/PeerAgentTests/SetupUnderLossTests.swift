@@ -78,7 +78,7 @@ import TestSupport
     /// requests on the selected pair, SelectedPairChecks, make it check again), or the
     /// controlled side waited for a nomination whose three sends were all lost (now failed
     /// checks start over until --timeout, IceAgent.Configuration.restartsFailedChecks).
-    /// With both: 0 failures in 660 runs (README).
+    /// With both: 0 failures in 660 runs (docs/BENCHMARKS.md).
     @Test func at25PercentLossEveryCallSetsUp() async throws {
         let setups = try await Self.setups(loss: 25, runs: 20, timeout: 30)
         let slowest = setups.compactMap { $0?.total }.max() ?? 0

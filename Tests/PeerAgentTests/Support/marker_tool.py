@@ -11,7 +11,7 @@ for MarkerQualityTests — nothing here uses `peer`'s code.
   marker_tool.py markers FILE.ivf
       Decode the IVF with ffmpeg (libvpx's VP8 decoder) to grey frames and read each
       frame's marker (peer's test pattern: 112 cells of the top band — frame number
-      u32, capture time ms s48, CRC-32 ^ 0x50454552 — as README "Test pattern" says);
+      u32, capture time ms s48, CRC-32 ^ 0x50454552 — as docs/USAGE.md "The test pattern" says);
       print {"frames": N, "read": [[index, pts, number, captureMs]...], "gaps": G}
       where G counts frame numbers between the first and last read that no frame has.
   marker_tool.py latency --ivf FILE.ivf --packets FILE --ssrc N

@@ -5,9 +5,9 @@ import Foundation
 import Synchronization
 
 /// Resolves candidate names with the system resolver (`getaddrinfo`) on threads of its
-/// own, never on the caller's or the event loop's: on a host whose resolver sends
-/// `.local` names to unicast DNS, one lookup can stall for the resolver's whole timeout
-/// (5 s × attempts). Each lookup ends after at most `timeoutMs` from the caller's point
+/// own (`peer.resolve`, one per lookup), never on the caller's or the event loop's: on a
+/// host whose resolver sends `.local` names to unicast DNS, one lookup can stall for the
+/// resolver's whole timeout (5 s × attempts). Each lookup ends after at most `timeoutMs` from the caller's point
 /// of view; a stalled thread finishes by itself later. At most
 /// ``maximumConcurrentLookups`` threads exist at once, so a flood of names cannot
 /// spawn threads without bound.
@@ -40,6 +40,7 @@ final class CandidateNameResolver: Sendable {
             if once.claim() { completion(.failure(NameError(reason: "did not resolve within \(timeoutMs) ms"))) }
         }
         Thread.detachNewThread { [self] in
+            nameCurrentThread("peer.resolve")  // in the kernel, so /proc tells it apart (ThreadNaming)
             let result: Result<String, NameError>
             do throws(IceServerError) {
                 result = .success(try IceServer("stun:\(name)").resolvedAddress())

@@ -8,8 +8,8 @@ import RTP
 /// transceivers that receive. A route found by mid or payload type is remembered
 /// for the SSRC, so later packets without the extension follow it.
 ///
-/// A value type with no lock of its own: its owner (``PeerConnection``) keeps it
-/// under the connection's lock.
+/// A value type with no lock of its own: its owner (``MediaPlane``) keeps it under the
+/// plane's lock, with the transceivers it routes among.
 struct BundleRouter {
     /// The negotiated id (1–14) of the mid header extension; nil when not negotiated.
     var midExtensionID: UInt8?

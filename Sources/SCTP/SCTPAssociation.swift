@@ -69,8 +69,10 @@ public enum SCTPError: Error, Equatable, Sendable, CustomStringConvertible {
 ///
 /// Packets: ``receive(_:)`` takes each SCTP packet from DTLS; `output` gets each packet
 /// to send (at most ``mtu`` bytes). Everything runs on the event-loop thread: call every
-/// method there. libusrsctp runs without threads of its own (`usrsctp_init_nothreads`),
-/// its timers advanced by a 10 ms loop timer while any association exists.
+/// method there. libusrsctp runs without its timer and socket threads
+/// (`usrsctp_init_nothreads`), its timers advanced by a 10 ms loop timer while any
+/// association exists; its one remaining thread, `SCTP iterator`, walks the endpoints
+/// once after an address is registered and calls none of our callbacks.
 ///
 /// Events are collected while libusrsctp runs and handed to `onEvent` once it has
 /// returned: after ``receive(_:)`` and the timers at once, after the calls a user makes
@@ -481,8 +483,9 @@ private struct Weak {
 }
 
 /// libusrsctp's one stack per process: started once on the first association's loop
-/// (no threads of its own), its timers advanced on that loop every 10 ms while
-/// associations exist, and the associations by the ids libusrsctp knows them by.
+/// (no timer thread; its `SCTP iterator` thread starts with it), its timers advanced on
+/// that loop every 10 ms while associations exist, and the associations by the ids
+/// libusrsctp knows them by.
 private enum Stack {
     /// The loop the stack runs on (set once), and the last id handed out.
     nonisolated(unsafe) static var loop: EventLoop?

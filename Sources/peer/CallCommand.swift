@@ -422,11 +422,14 @@ func emitResult(_ fields: [String: Any], ok: Bool, detail: String?, origin: Stri
 }
 
 /// `--control stdin`: reads one JSON command per line from standard input on a thread of
-/// its own until end of input and hands each to the call in progress; a line that is not a
-/// command, or one while no call runs, gets an `action` event with `ok: false` and the
-/// reason on stdout, and nothing else happens.
+/// its own (`peer.control`) until end of input and hands each to the call in progress; a
+/// line that is not a command, or one while no call runs, gets an `action` event with
+/// `ok: false` and the reason on stdout, and nothing else happens.
 func readControlCommands(current: CurrentCall, out: JSONEvents) {
     let thread = Thread {
+        // Named from inside: Foundation's `Thread.name` set before `start()` did not reach
+        // the kernel (/proc showed a Dispatch worker's name) (ThreadNaming).
+        nameCurrentThread("peer.control")
         while let line = readLine(strippingNewline: true) {
             if line.trimmingCharacters(in: .whitespaces).isEmpty { continue }
             do throws(ControlCommandError) {
@@ -450,6 +453,5 @@ func readControlCommands(current: CurrentCall, out: JSONEvents) {
             }
         }
     }
-    thread.name = "peer.control"
     thread.start()
 }

@@ -210,7 +210,7 @@ final class ChannelEventLog: Sendable {
         #expect(h.resetsSeen(7) == 1 && h.errors.count == 1, "one reset and one event for the six: \(h.errors)")
         #expect(h.errors.first == "stream 7: a message (PPID 51, 1 bytes) on a stream which has no open channel: dropped; the stream is reset")
         try h.peerResets([7])
-        try await Task.sleep(for: .milliseconds(200))
+        #expect(await eventually(within: 5) { h.loop.sync { h.transport.confined.value.refusing.isEmpty } }, "our reset of 7 done")
         try h.peerSends([([1, 2], 7, 53)])
         #expect(await eventually(within: 5) { h.resetsSeen(7) == 2 })
         print("no channel: errors \(h.errors); discards \(h.transport.discards)")

@@ -239,6 +239,12 @@ import TestSupport
         print("legacy data section: b's errors \(errors); discards \(pair.b.sctp.discards)")
         #expect(errors == ["a message of 65537 bytes (PPID 53) on stream \(sid) is over our max-message-size 65536: dropped"])
         #expect(pair.b.sctp.discards.tooLarge == 1 && pair.b.getStats().sctpTransports.first?.discarded?.tooLarge == 1)
+        // Either side's next offer keeps the form the peer used.
+        for pc in [pair.a, pair.b] {
+            let data = try SessionDescription(parsing: pc.createOffer().sdp).media.first { $0.kind == .application }
+            #expect(data.flatMap(JSEP.legacyForm(of:)) == LegacyDataForm(proto: "DTLS/SCTP", advertisesMaxMessageSize: false)
+                    && data?.formats == ["5000"] && data?.sctpPort == nil)
+        }
     }
 
     /// A pair with one audio track each (440 and 660 Hz, not decoded), negotiated and

@@ -27,7 +27,8 @@ public struct DataChannelInit: Sendable, Equatable {
 
 /// W3C `RTCDataChannelState`.
 public enum DataChannelState: String, Sendable, Equatable {
-    /// Made, not yet open (the association is not up, or the DCEP open is not sent).
+    /// Made, not yet open: the association is not up, or our DATA_CHANNEL_OPEN is not yet
+    /// acknowledged by the peer's DATA_CHANNEL_ACK or its first message (RFC 8832 §6).
     case connecting
     /// Messages flow.
     case open
@@ -103,9 +104,9 @@ public final class DataChannel: Sendable {
         var bufferedAmount = 0
         var bufferedAmountLowThreshold = 0
         var messagesSent = 0, bytesSent = 0, messagesReceived = 0, bytesReceived = 0
-        /// The peer acknowledged our DCEP open (or sent on the channel): unordered messages
-        /// may go unordered now (RFC 8832 §6).
-        var peerConfirmed = false
+        /// Our DATA_CHANNEL_OPEN is queued or sent and the peer has not acknowledged it (nor
+        /// sent on the stream): the channel stays `connecting` (RFC 8832 §6).
+        var awaitingAck = false
         /// Stream reset progress when closing (RFC 8831 §6.7): ours sent, ours done, theirs.
         var resetRequested = false, outgoingReset = false, incomingReset = false
     }
@@ -120,7 +121,7 @@ public final class DataChannel: Sendable {
         maxPacketLifeTime = options.maxPacketLifeTime
         negotiated = options.negotiated
         self.transport = WeakBox(transport)
-        state = Mutex(State(id: options.id, peerConfirmed: options.negotiated))
+        state = Mutex(State(id: options.id))
     }
 
     /// The SCTP stream id (nil until the DTLS role chose one).
@@ -154,8 +155,10 @@ public final class DataChannel: Sendable {
     }
 
     /// Sends `message` (W3C `send`): queued in order; ``bufferedAmount`` grows until SCTP takes it.
-    /// - Throws: ``DataChannelError/notOpen(label:state:)``,
-    ///   ``DataChannelError/tooLarge(label:bytes:limit:)`` over the peer's max-message-size,
+    /// - Throws: ``DataChannelError/notOpen(label:state:)`` unless `open` (a channel we made
+    ///   is `connecting` until the peer acknowledges it: wait for its `open` event),
+    ///   ``DataChannelError/tooLarge(label:bytes:limit:)`` over the peer's max-message-size
+    ///   (65,536 bytes on a data section in the legacy `a=sctpmap` form),
     ///   ``DataChannelError/bufferFull(label:bufferedAmount:)``.
     public func send(_ message: DataChannelMessage) throws(DataChannelError) {
         guard let transport = transport.value else { throw .notOpen(label: label, state: .closed) }
@@ -206,7 +209,10 @@ public enum DataChannelEvent: Sendable, Equatable {
     case bufferedAmountLow(DataChannel)
     /// Something from the peer could not be taken (malformed DCEP, a message over our
     /// max-message-size, an unknown PPID, text that is not UTF-8, a stream with no
-    /// channel) or a send failed; `reason` names the value and the channel or stream.
-    /// The association and the call go on.
+    /// channel) or a send failed; `reason` names the value and the channel or stream,
+    /// and says when the stream was reset for it (RFC 8832 §6: a DATA_CHANNEL_OPEN on a
+    /// stream id of our parity or in use, a DCEP message of unknown type, a message on a
+    /// stream with no channel; the channel on it, if any, closes). The association and
+    /// the call go on.
     case error(DataChannel?, String)
 }

@@ -1,4 +1,4 @@
-// SctpTransport: W3C RTCSctpTransport — the connection's SCTP association over DTLS (RFC 8261, SDP RFC 8841) and its data channels: DCEP (RFC 8832), stream ids by DTLS role, sends in order per channel, channels in turn, with a buffered amount, closing by stream reset (RFC 8831 §6.7).
+// SctpTransport: W3C RTCSctpTransport — the connection's SCTP association over DTLS (RFC 8261, SDP RFC 8841 or the legacy a=sctpmap form) and its data channels: DCEP (RFC 8832; ours open on the peer's ACK), stream ids by DTLS role, sends in order per channel, channels in turn, with a buffered amount, closing by stream reset (RFC 8831 §6.7); receiving in SctpTransportReceiving.swift.
 import DTLS
 import EventLoop
 import SCTP
@@ -25,6 +25,14 @@ public final class SctpTransport: Sendable {
         /// From the negotiated remote section: its `a=sctp-port` and `a=max-message-size`.
         var remotePort: Int?
         var remoteMaxMessageSize = JSEP.defaultMaxMessageSize
+        /// The data section was negotiated in the legacy `a=sctpmap` form: our later offers
+        /// keep it, and messages are 64 KiB at most both ways.
+        var legacyData: LegacyDataForm?
+        /// The largest message we take, bytes (our `a=max-message-size`; 65,536 in the
+        /// legacy form), fixed when the association starts.
+        var localMaxMessageSize = JSEP.maxMessageSize
+        /// What the peer sent that was dropped, by reason (``DataChannelDiscards``).
+        var discards = DataChannelDiscards()
         var role: DTLSRole?
         var state: SctpTransportState = .new
         /// The next channel's ``DataChannel/serial``.
@@ -61,6 +69,9 @@ public final class SctpTransport: Sendable {
         /// Stream ids below this are usable: the fewer of the association's inbound and
         /// outbound stream counts (RFC 4960 §5.1.1; ours offered 1,024 each way).
         var streamLimit = SCTPAssociation.streams
+        /// Streams we reset to refuse what the peer sent on them (no channel holds them),
+        /// until that reset is done: more on them is counted, not reset or reported again.
+        var refusing: Set<UInt16> = []
     }
 
     /// How soon a queue that stopped on a full send buffer tries again, ms, should no
@@ -78,8 +89,11 @@ public final class SctpTransport: Sendable {
 
     /// The association's state.
     public var state: SctpTransportState { shared.withLock { $0.state } }
-    /// The largest message the peer takes, bytes (its `a=max-message-size`; 0 there means any).
+    /// The largest message the peer takes, bytes (its `a=max-message-size`; 0 there means
+    /// any; 65,536 at most in the legacy `a=sctpmap` form).
     public var remoteMaxMessageSize: Int { shared.withLock { $0.remoteMaxMessageSize } }
+    /// What the peer sent that the data channels dropped, by reason, and the streams reset for it.
+    public var discards: DataChannelDiscards { shared.withLock { $0.discards } }
     /// The descriptions should carry a data section.
     var wantsSection: Bool { shared.withLock { $0.wanted } }
     /// Every channel, ours and the peer's, in the order they were made.
@@ -87,7 +101,8 @@ public final class SctpTransport: Sendable {
 
     // MARK: Channels
 
-    /// Makes a channel (W3C `createDataChannel`); it opens once the association is up.
+    /// Makes a channel (W3C `createDataChannel`); it opens once the association is up and
+    /// the peer acknowledged its DATA_CHANNEL_OPEN (a negotiated one: once it is up).
     /// - Throws: ``DataChannelError/invalidOptions(_:)`` for a label or protocol over
     ///   65,535 bytes, both `maxRetransmits` and `maxPacketLifeTime`, `negotiated` without
     ///   an id, an id of 1,024 or more, or an id another channel holds.
@@ -124,7 +139,9 @@ public final class SctpTransport: Sendable {
     func localTrack(cname: String) -> LocalTrack? {
         shared.withLock { s in
             guard s.wanted else { return nil }
-            return LocalTrack(kind: .application, direction: .sendrecv, ssrc: 0, cname: cname, streamId: "", trackId: "", mid: s.mid)
+            var track = LocalTrack(kind: .application, direction: .sendrecv, ssrc: 0, cname: cname, streamId: "", trackId: "", mid: s.mid)
+            track.legacyData = s.legacyData  // a re-offer in the form the peer understood
+            return track
         }
     }
 
@@ -157,8 +174,10 @@ public final class SctpTransport: Sendable {
         }
     }
 
-    /// An answer was applied: true when the data section was accepted (the peer's port and
-    /// message size taken from `remote`); a rejected one closes every channel.
+    /// An answer was applied: true when the data section was accepted (the peer's port,
+    /// message size and form taken from `remote`: ``JSEP/sctpPort(of:)``,
+    /// ``JSEP/peerMaxMessageSize(of:)``, ``JSEP/legacyForm(of:)``); a rejected one closes
+    /// every channel.
     func negotiated(answer: SessionDescription, remote: SessionDescription?, role: DTLSRole?) -> Bool {
         let result: (accepted: Bool, closing: [DataChannel]) = shared.withLock { s in
             guard s.wanted, let mid = s.mid, let ours = answer.media.first(where: { $0.mid == mid }) else { return (false, []) }
@@ -166,9 +185,10 @@ public final class SctpTransport: Sendable {
                 s.wanted = false
                 return (false, s.channels.filter { $0.readyState != .closed })
             }
-            s.remotePort = theirs.sctpPort ?? JSEP.sctpPort
-            let size = theirs.maxMessageSize ?? JSEP.defaultMaxMessageSize
-            s.remoteMaxMessageSize = size == 0 ? Int.max : size
+            s.remotePort = JSEP.sctpPort(of: theirs)
+            s.remoteMaxMessageSize = JSEP.peerMaxMessageSize(of: theirs)
+            s.legacyData = JSEP.legacyForm(of: theirs)
+            if s.state == .new { s.localMaxMessageSize = s.legacyData == nil ? JSEP.maxMessageSize : JSEP.legacyMaxMessageSize }
             if s.role == nil { s.role = role }
             return (true, [])
         }
@@ -183,26 +203,34 @@ public final class SctpTransport: Sendable {
     /// Starts the association over `transport` once DTLS is connected and the data
     /// section negotiated (either may come last; at most once).
     func start(over transport: DtlsSrtpTransport) {
-        loop.async { [weak self] in self?.startOnLoop(transport) }
+        loop.async { [weak self] in
+            guard transport.state == .connected else { return }
+            self?.startOnLoop(output: { packet in transport.sendApplicationData(packet) }, attach: { association in
+                transport.setApplicationDataHandler { [weak association] record in association?.receive(record) }
+            })
+        }
     }
 
-    private func startOnLoop(_ transport: DtlsSrtpTransport) {
+    /// Starts the association (loop thread, at most once): its packets go to `output`, and
+    /// `attach` hands it to whatever carries the peer's packets to its `receive` — the DTLS
+    /// transport's application data, or a test's wire to an association of its own.
+    func startOnLoop(output: @escaping @Sendable ([UInt8]) -> Void, attach: (SCTPAssociation) -> Void) {
         let c = confined.value
-        guard c.association == nil, transport.state == .connected else { return }
-        let port: Int? = shared.withLock { s in
+        guard c.association == nil else { return }
+        let started: (port: Int, limit: Int)? = shared.withLock { s in
             guard s.state == .new, let port = s.remotePort else { return nil }
             s.state = .connecting
-            return port
+            return (port, s.localMaxMessageSize)
         }
-        guard let port, let remotePort = UInt16(exactly: port) else { return }
+        guard let started, let remotePort = UInt16(exactly: started.port) else { return }
         let box = WeakBox(self)
         do {
             let association = try SCTPAssociation(localPort: UInt16(JSEP.sctpPort), remotePort: remotePort,
-                                                  maximumReceiveMessageSize: JSEP.maxMessageSize, loop: loop,
-                                                  output: { packet in transport.sendApplicationData(packet) },
+                                                  maximumReceiveMessageSize: started.limit, loop: loop, output: output,
                                                   onEvent: { event in box.value?.associationEvent(event) })
             c.association = association
-            transport.setApplicationDataHandler { [weak association] record in association?.receive(record) }
+            c.partials = PartialMessages(messageLimit: started.limit, totalLimit: c.partials.totalLimit)
+            attach(association)
             try association.connect()
         } catch {
             onEvent(.error(nil, "\(error)"))
@@ -245,13 +273,16 @@ public final class SctpTransport: Sendable {
         case let .message(sid, ppid, data):
             received(data, stream: sid, ppid: ppid)
         case let .messageTooLarge(sid, ppid, bytes):
-            onEvent(.error(channel(sid), "a message of \(bytes) bytes (PPID \(ppid)) on stream \(sid) is over our max-message-size \(JSEP.maxMessageSize): dropped"))
+            count(\.tooLarge)
+            let limit = confined.value.association?.maximumReceiveMessageSize ?? JSEP.maxMessageSize
+            onEvent(.error(channel(sid), "a message of \(bytes) bytes (PPID \(ppid)) on stream \(sid) is over our max-message-size \(limit): dropped"))
         case .incomingStreamsReset(let sids):
             for sid in everyStreamIfEmpty(sids) { peerReset(sid) }
         case let .outgoingResetFailed(sids, denied):
             // The stream cannot be reused while its reset is not done: the channel is over.
             for sid in everyStreamIfEmpty(sids) {
                 shared.withLock { _ = $0.blockedStreams.insert(sid) }
+                confined.value.refusing.remove(sid)
                 confined.value.partials.forget(sid)
                 guard let ch = channel(sid) else { continue }
                 onEvent(.error(ch, "data channel \"\(ch.label)\": the peer \(denied ? "denied" : "failed") the reset of stream \(sid) (RFC 6525); the channel is closed and the stream not used again"))
@@ -259,6 +290,7 @@ public final class SctpTransport: Sendable {
             }
         case .outgoingStreamsReset(let sids):
             for sid in everyStreamIfEmpty(sids) {
+                confined.value.refusing.remove(sid)  // a refused stream is free again
                 guard let ch = channel(sid) else { continue }
                 let done = ch.state.withLock { s in
                     s.outgoingReset = true
@@ -289,20 +321,26 @@ public final class SctpTransport: Sendable {
     }
 
     /// The open channel (not closed) on stream `sid`.
-    private func channel(_ sid: UInt16) -> DataChannel? {
+    func channel(_ sid: UInt16) -> DataChannel? {
         shared.withLock { s in s.channels.last { $0.id == sid && $0.readyState != .closed } }
     }
 
     /// Gives each channel without a stream an id (even for the DTLS client, odd for the
-    /// server, RFC 8832 §6) and opens it: DCEP open sent, or at once when negotiated.
+    /// server, RFC 8832 §6) and opens it: DATA_CHANNEL_OPEN sent, the channel `open` when
+    /// the peer acknowledges it (``acknowledged(_:)``); a negotiated one at once.
     private func openWaitingChannels() {
         guard confined.value.up else { return }
-        let (waiting, role) = shared.withLock { s in (s.channels.filter { $0.readyState == .connecting }, s.role) }
+        let (waiting, role) = shared.withLock { s in
+            (s.channels.filter { $0.readyState == .connecting && !$0.state.withLock { $0.awaitingAck } }, s.role)
+        }
         let limit = confined.value.streamLimit
         for ch in waiting {
             var id = ch.id
             if id == nil {
-                let taken = shared.withLock { s in Set(s.channels.filter { $0.readyState != .closed }.compactMap(\.id)).union(s.blockedStreams) }
+                let refusing = confined.value.refusing
+                let taken = shared.withLock { s in
+                    Set(s.channels.filter { $0.readyState != .closed }.compactMap(\.id)).union(s.blockedStreams).union(refusing)
+                }
                 var next: UInt16 = role == .server ? 1 : 0
                 while taken.contains(next), next < limit { next += 2 }
                 guard next < limit else {
@@ -324,125 +362,27 @@ public final class SctpTransport: Sendable {
                 setState(ch, .closed)
                 continue
             }
-            if !ch.negotiated {
+            if ch.negotiated {
+                setState(ch, .open)
+            } else {
                 let open = DCEPMessage.open(type: ch.channelType, priority: 256, label: ch.label, protocol: ch.protocol)
+                ch.state.withLock { $0.awaitingAck = true }
                 queue(Outgoing(channel: ch, streamId: sid, ppid: .dcep, bytes: open.serialized, userBytes: nil))
             }
-            setState(ch, .open)
         }
         drain()
     }
 
-    /// A message from the peer on stream `sid`.
-    private func received(_ data: [UInt8], stream sid: UInt16, ppid: UInt32) {
-        if ppid == DataChannelPPID.dcep.rawValue {
-            dcep(data, stream: sid)
-            return
+    /// Our channel `ch` waited for the peer's DATA_CHANNEL_ACK and it came (or the peer's
+    /// first message on the stream did, RFC 8832 §6): `open`, unless it was closed meanwhile.
+    func acknowledged(_ ch: DataChannel) {
+        let opens = ch.state.withLock { s in
+            defer { s.awaitingAck = false }
+            return s.awaitingAck && s.readyState == .connecting
         }
-        guard let ch = channel(sid) else {
-            onEvent(.error(nil, "a message (PPID \(ppid), \(data.count) bytes) on stream \(sid), which has no open channel: dropped"))
-            return
-        }
-        let message: DataChannelMessage
-        let kind = DataChannelPPID(rawValue: ppid)
-        let c = confined.value
-        if kind == .stringPartial || kind == .binaryPartial {
-            switch c.partials.part(data, stream: sid) {
-            case let .tooLarge(bytes)?:
-                onEvent(.error(ch, "data channel \"\(ch.label)\": a message sent in parts (PPID \(ppid)) is over our max-message-size \(c.partials.messageLimit) at \(bytes) bytes: dropped"))
-            case let .tooMuchInParts(total, bytes)?:
-                onEvent(.error(ch, "data channel \"\(ch.label)\": messages in parts on every stream hold \(total) bytes, over \(c.partials.totalLimit): this one (PPID \(ppid), \(bytes) bytes so far) is dropped"))
-            case nil: break
-            }
-            return
-        }
-        var data = data
-        if kind == .string || kind == .binary {
-            guard let joined = c.partials.last(data, stream: sid) else { return }  // the last part of one dropped
-            data = joined
-        }
-        switch kind {
-        case .string?:
-            guard let text = String(validating: data, as: UTF8.self) else {
-                onEvent(.error(ch, "data channel \"\(ch.label)\": a text message of \(data.count) bytes is not UTF-8: dropped"))
-                return
-            }
-            message = .text(text)
-        case .binary?: message = .binary(data)
-        case .stringPartial?, .binaryPartial?: return
-        case .stringEmpty?: message = .text("")
-        case .binaryEmpty?: message = .binary([])
-        case .dcep?, nil:
-            onEvent(.error(ch, "data channel \"\(ch.label)\": unknown PPID \(ppid) (\(data.count) bytes): dropped"))
-            return
-        }
-        ch.state.withLock { s in
-            s.peerConfirmed = true  // data from the peer implies its ACK (RFC 8832 §6)
-            s.messagesReceived += 1
-            s.bytesReceived += message.byteCount
-        }
-        onEvent(.message(ch, message))
-    }
-
-    /// A DCEP message: an open makes the peer's channel (acknowledged at once), an ack
-    /// confirms ours.
-    private func dcep(_ data: [UInt8], stream sid: UInt16) {
-        let message: DCEPMessage
-        do { message = try DCEPMessage(parsing: data) } catch {
-            let existing = channel(sid)
-            // A DATA_CHANNEL_OPEN we cannot read opens nothing here, while the peer's channel
-            // is already open on its side (RFC 8832 §6: no wait for the ack): reset our side
-            // of the stream, so the peer closes its channel too (RFC 8831 §6.7).
-            let refused = existing == nil && data.first == DCEPMessage.openType
-            onEvent(.error(existing, "stream \(sid): \(error); the message is dropped"
-                + (refused ? ", and the stream is reset so the peer's channel closes" : "")))
-            if refused { try? confined.value.association?.resetOutgoing([sid]) }
-            return
-        }
-        switch message {
-        case .ack:
-            channel(sid)?.state.withLock { $0.peerConfirmed = true }
-        case let .open(type, _, label, proto):
-            if let existing = channel(sid) {
-                onEvent(.error(existing, "stream \(sid): DATA_CHANNEL_OPEN for \"\(label)\" on the stream of open channel \"\(existing.label)\": dropped"))
-                return
-            }
-            var options = DataChannelInit(ordered: type.ordered, protocol: proto, id: sid)
-            switch type.reliability {
-            case .reliable: break
-            case .maxRetransmits(let n): options.maxRetransmits = UInt16(clamping: n)
-            case .maxPacketLifeTime(let ms): options.maxPacketLifeTime = UInt16(clamping: ms)
-            }
-            let ch = shared.withLock { s in
-                let ch = DataChannel(label: label, options: options, transport: self, serial: s.nextSerial)
-                s.nextSerial += 1
-                s.channels.append(ch)
-                return ch
-            }
-            ch.state.withLock { $0.peerConfirmed = true }
-            queue(Outgoing(channel: ch, streamId: sid, ppid: .dcep, bytes: DCEPMessage.ack.serialized, userBytes: nil))
-            onEvent(.remoteOpened(ch))
-            setState(ch, .open)
-            drain()
-        }
-    }
-
-    /// The peer reset its outgoing side of `sid`: the channel closes (we reset ours).
-    private func peerReset(_ sid: UInt16) {
-        confined.value.partials.forget(sid)
-        guard let ch = channel(sid) else { return }
-        let (wasOpen, needReset, done) = ch.state.withLock { s in
-            s.incomingReset = true
-            let wasOpen = s.readyState == .open
-            defer { s.resetRequested = true }
-            return (wasOpen, !s.resetRequested, s.outgoingReset)
-        }
-        if wasOpen { setState(ch, .closing) }
-        if needReset {
-            ch.state.withLock { $0.resetRequested = false }
-            resetIfDrained(ch)  // what it queued goes first (a send on a stream being reset waits)
-        }
-        if done { setState(ch, .closed) }
+        guard opens else { return }
+        setState(ch, .open)
+        drain()
     }
 
     private func reset(_ ch: DataChannel, _ sid: UInt16) {
@@ -452,7 +392,7 @@ public final class SctpTransport: Sendable {
         }
     }
 
-    private func setState(_ ch: DataChannel, _ new: DataChannelState) {
+    func setState(_ ch: DataChannel, _ new: DataChannelState) {
         let changed = ch.state.withLock { s -> Bool in
             guard s.readyState != new, s.readyState != .closed else { return false }
             s.readyState = new  // bufferedAmount stays as it is (W3C: it does not reset on close)
@@ -486,6 +426,11 @@ public final class SctpTransport: Sendable {
             guard let self else { return }
             switch channel.readyState {
             case .closing, .closed: return
+            case .connecting where channel.state.withLock({ $0.awaitingAck }):
+                // Our DATA_CHANNEL_OPEN is queued or sent: the peer has, or will have, the
+                // channel, so the stream is reset after it (RFC 8831 §6.7).
+                self.setState(channel, .closing)
+                self.resetIfDrained(channel)
             case .connecting:  // no stream yet (the association is not up): nothing to reset
                 self.setState(channel, .closing)  // W3C close(): closing first, then closed
                 self.setState(channel, .closed)

@@ -47,7 +47,10 @@ extension SctpTransport {
                 finished(sent: false)
                 continue
             }
-            let unordered = item.userBytes != nil && !ch.ordered && ch.state.withLock { $0.peerConfirmed }
+            // DCEP goes ordered; user messages exist only once the peer confirmed the channel
+            // (our channel opens on its ACK or first message), so unordered ones may go so
+            // (RFC 8832 §6).
+            let unordered = item.userBytes != nil && !ch.ordered
             let reliability: SCTPReliability = item.userBytes == nil ? .reliable : ch.reliability
             let outcome: SCTPAssociation.SendOutcome
             do {

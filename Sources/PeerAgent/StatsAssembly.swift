@@ -89,6 +89,6 @@ extension StatsReport {
         sctpTransports = [SctpTransportStats(timestamp: now, state: state.rawValue,
                                              smoothedRoundTripTime: status.map { Double($0.smoothedRoundTripTimeMs) / 1000 },
                                              congestionWindow: status?.congestionWindow, receiverWindow: status?.peerWindow,
-                                             mtu: status?.mtu, unackData: status?.unacknowledged)]
+                                             mtu: status?.mtu, unackData: status?.unacknowledged, discarded: sctp.discards)]
     }
 }

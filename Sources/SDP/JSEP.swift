@@ -23,6 +23,9 @@ public struct LocalTrack: Equatable, Sendable {
     /// The track was stopped (W3C `transceiver.stop()`): an offer stops its m-section
     /// (port 0) and an answer gives it none.
     public var stopped = false
+    /// For `.application`: the data section was negotiated in the peer's pre-RFC 8841 form
+    /// (``LegacyDataForm``), which our subsequent offers keep; nil: RFC 8841.
+    public var legacyData: LegacyDataForm?
 
     public init(kind: MediaKind, direction: Direction = .sendrecv, ssrc: UInt32, cname: String,
                 streamId: String, trackId: String, mid: String? = nil, payloadType: Int? = nil) {
@@ -138,7 +141,10 @@ public enum JSEP {
     /// The offered m-section of `track` with `mid` (nil for a kind without our codec);
     /// for `.application`, the data channel section.
     static func offered(_ track: LocalTrack, mid: String, _ options: LocalDescriptionOptions) -> MediaDescription? {
-        if track.kind == .application { return dataSection(mid: mid, options: options, setup: .actpass) }
+        if track.kind == .application {
+            guard let form = track.legacyData else { return dataSection(mid: mid, options: options, setup: .actpass) }
+            return legacyDataSection(mid: mid, options: options, setup: .actpass, form: form)
+        }
         guard var codec = codec(for: track.kind) else { return nil }
         if let pt = track.payloadType, (0...127).contains(pt) { codec.payloadType = pt }
         var m = section(kind: track.kind, mid: mid, options: options, setup: .actpass)
@@ -158,7 +164,9 @@ public enum JSEP {
     /// - a section we cannot serve (no common codec, no local track of its kind,
     ///   a rejected offer section) rejected with port 0, mid kept;
     /// - a data channel section (RFC 8841: `UDP/DTLS/SCTP webrtc-datachannel`, with or
-    ///   without `a=sctp-port`) accepted when there is a local track of kind `.application`;
+    ///   without `a=sctp-port`; or the legacy `DTLS/SCTP 5000` with `a=sctpmap`, RFC 8829
+    ///   §5.1.2) accepted when there is a local track of kind `.application`, answered in
+    ///   the form and with the proto it was offered in (``legacyForm(of:)``);
     /// - BUNDLE: the offered group minus rejected mids;
     /// - `a=setup:active` against actpass or passive, `passive` against active; once a DTLS
     ///   association exists, ``LocalDescriptionOptions/establishedSetup`` (the roles stay);
@@ -194,7 +202,13 @@ public enum JSEP {
             if o.kind == .application {
                 if let slot, !o.isRejected, isDataSection(o) {
                     used.insert(slot)
-                    d.media.append(dataSection(mid: mid, options: options, setup: setup))
+                    if let form = legacyForm(of: o) {
+                        d.media.append(legacyDataSection(mid: mid, options: options, setup: setup, form: form))
+                    } else {
+                        var data = dataSection(mid: mid, options: options, setup: setup)
+                        data.proto = o.proto  // RFC 3264 §6: the answer's proto is the offer's
+                        d.media.append(data)
+                    }
                 } else {
                     d.media.append(rejected(o))
                 }
@@ -245,10 +259,12 @@ public enum JSEP {
     }
 
     /// True for a data channel section we can take: proto `UDP/DTLS/SCTP` (or
-    /// `TCP/DTLS/SCTP`), format `webrtc-datachannel` (RFC 8841 §4.1). `a=sctp-port` may be
-    /// absent: its default is 5000 (§5.2).
+    /// `TCP/DTLS/SCTP`, or the drafts' `DTLS/SCTP`), format `webrtc-datachannel` (RFC 8841
+    /// §4.1; `a=sctp-port` may be absent: its default is 5000, §5.2); or the legacy form,
+    /// a format that an `a=sctpmap` maps to `webrtc-datachannel` (``legacyForm(of:)``).
     public static func isDataSection(_ m: MediaDescription) -> Bool {
-        m.kind == .application && m.proto.uppercased().hasSuffix("DTLS/SCTP") && m.formats.contains(dataFormat)
+        guard m.kind == .application, m.proto.uppercased().hasSuffix("DTLS/SCTP") else { return false }
+        return m.formats.contains(dataFormat) || legacyForm(of: m) != nil
     }
 
     /// Our data channel section with `mid` (RFC 8841): port 9, `UDP/DTLS/SCTP

@@ -339,6 +339,8 @@ public struct MediaDescription: Equatable, Sendable, Codable {
     /// `a=sctp-port` and `a=max-message-size` (RFC 8841 §5, §6).
     public var sctpPort: Int?
     public var maxMessageSize: Int?
+    /// `a=sctpmap` lines (the pre-RFC 8841 form, ``SctpMap``).
+    public var sctpmaps: [SctpMap] = []
     /// `a=rid` (RFC 8851) and `a=simulcast` (RFC 8853, kept as text).
     public var rids: [Rid] = []
     public var simulcast: String?

@@ -381,6 +381,7 @@ extension MediaDescription {
         case "sctp-port":
             guard let v = value, let p = Int(v), (0...65535).contains(p) else { throw line.error("a=sctp-port:<port 0-65535>") }
             sctpPort = p
+        case "sctpmap": sctpmaps.append(try SctpMap(line, value))
         case "max-message-size":
             guard let v = value, let n = Int(v), n >= 0 else { throw line.error("a=max-message-size:<bytes>") }
             maxMessageSize = n

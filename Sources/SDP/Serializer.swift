@@ -88,6 +88,7 @@ extension MediaDescription {
         }
         out += ssrcGroups.map { "a=ssrc-group:" + ([$0.semantics] + $0.ssrcs.map(String.init)).joined(separator: " ") }
         out += ssrcs.map { "a=ssrc:\($0.ssrc) \($0.name)" + ($0.value.map { ":\($0)" } ?? "") }
+        out += sctpmaps.map(\.line)
         if let sctpPort { out.append("a=sctp-port:\(sctpPort)") }
         if let maxMessageSize { out.append("a=max-message-size:\(maxMessageSize)") }
         out += rids.map { "a=rid:\($0.id) \($0.direction)" + ($0.parameters.map { " \($0)" } ?? "") }

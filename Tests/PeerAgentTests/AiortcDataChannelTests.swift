@@ -1,4 +1,4 @@
-// Data channels between `peer` and aiortc (Support/aiortc_wamp_peer.py with aiortc_data.py) through the real router, legacy trickle, both roles, data only: numbered bursts each way, a 256 KiB message each way, an unordered maxRetransmits=0 channel, the far side's close, stats against aiortc's counts.
+// Data channels between `peer` and aiortc (Support/aiortc_wamp_peer.py with aiortc_data.py) through the real router, legacy trickle, both roles, data only: numbered bursts each way, a 256 KiB message each way, an unordered maxRetransmits=0 channel, the far side's close, stats against aiortc's counts; and aiortc offering the data section in the form before RFC 8841 (a=sctpmap), 64 KiB at most.
 import Foundation
 import Testing
 import TestSupport
@@ -9,6 +9,59 @@ import TestSupport
 
     @Test func peerOffersDataChannelsToAiortc() async throws { try await call(peerOffers: true) }
     @Test func aiortcOffersDataChannelsToPeer() async throws { try await call(peerOffers: false) }
+
+    /// aiortc offers its data section in the form before RFC 8841 (`DTLS/SCTP 5000`,
+    /// `a=sctpmap:5000 webrtc-datachannel 65535`, aiortc's legacy switch): peer answers in
+    /// that form (aiortc keeps it after reading the answer) and 64 KiB is the most either
+    /// side sends — 2,000 numbered messages each way and one of 65,536 bytes each way
+    /// arrive; peer's 65,537-byte message is refused with an error naming the limit.
+    @Test func aiortcOffersALegacyDataSectionToPeer() async throws {
+        try #require(FileManager.default.isExecutableFile(atPath: AiortcInteropTests.python),
+                     "no aiortc venv at \(AiortcInteropTests.python): run scripts/bootstrap")
+        let services = try await TestServices.shared()
+        let router = try #require(services.router_url)
+        let prefix = "test.aiortcdata.p\(getpid())legacy"
+        let dir = TestServices.temporaryDirectory("aiortc-data-legacy")
+        defer { try? FileManager.default.removeItem(atPath: dir) }
+        let peerArgs = ["answer", "--router", router, "--prefix", prefix, "--video", "none", "--audio", "none",
+                        "--video-out", dir + "/in.ivf", "--audio-out", dir + "/in.ogg", "--min-frames", "0",
+                        "--duration", "8", "--timeout", "10", "--local-address", "127.0.0.1", "--json",
+                        "--data-burst", "chat:2000:1024", "--data-burst", "big:1:65536", "--data-burst", "over:1:65537"]
+        let aiortcArgs = [AiortcWampInteropTests.script, "--router", router, "--prefix", prefix, "--profile", "legacy",
+                          "--role", "offer", "--no-media", "--sctp-legacy", "--duration", "5", "--timeout", "10",
+                          "--data-channel", "chat", "--data-channel", "big", "--data-channel", "over",
+                          "--data-burst", "chat:2000:1024", "--data-burst", "big:1:65536", "--udp-receive-buffer", "4194304"]
+        var peer: Child?, aiortc: Child?
+        defer { peer?.kill(); aiortc?.kill() }
+        let a = try Child("aiortc", AiortcInteropTests.python, aiortcArgs)
+        aiortc = a
+        _ = try await a.next(timeout: 15, "ready") { $0["event"] as? String == "ready" }
+        let p = try Child("peer", PeerConnectionTests.peer, peerArgs)
+        peer = p
+        let peerStatus = try await p.exitStatus(timeout: 40)
+        let aiortcStatus = try await a.exitStatus(timeout: 30)
+        let peerEvents = p.events(), aiortcEvents = a.events()
+        #expect(peerStatus == 0 && aiortcStatus == 0, "peer \(peerStatus), aiortc \(aiortcStatus)\n\(p.stderr.suffix(2000))\n\(a.stderr.suffix(2000))")
+        let sctp = aiortcEvents.first { $0["event"] as? String == "sctp" }
+        #expect(sctp?["legacySdp"] as? Bool == true && sctp?["remoteMaxMessageSize"] as? Int == 65_536,
+                "aiortc after peer's answer: \(String(describing: sctp))")
+        let result = try #require(aiortcEvents.last { $0["event"] as? String == "result" }, "\(a.stderr.suffix(2000))")
+        let aioData = ((result["peers"] as? [String: [String: Any]])?.values.first?["data"] as? [String: [String: Any]]) ?? [:]
+        func summary(_ l: String) -> [String: Any] { peerEvents.last { $0["event"] as? String == "dataSummary" && $0["label"] as? String == l } ?? [:] }
+        let errors = peerEvents.filter { $0["event"] as? String == "dataError" }
+        print("aiortc legacy data section: aiortc \(String(describing: sctp)); peer chat \(summary("chat")); aiortc chat "
+            + "\(aioData["chat"]?.filter { $0.key != "texts" } ?? [:]); peer errors \(errors)")
+        let numbered = summary("chat")["numbered"] as? [String: Any], aioNumbered = aioData["chat"]?["numbered"] as? [String: Any]
+        #expect(numbered?["received"] as? Int == 2000 && numbered?["missing"] as? Int == 0 && numbered?["outOfOrder"] as? Int == 0,
+                "aiortc's 2,000 at peer: \(String(describing: numbered))")
+        #expect(aioNumbered?["received"] as? Int == 2000 && aioNumbered?["missing"] as? Int == 0 && aioNumbered?["outOfOrder"] as? Int == 0,
+                "peer's 2,000 at aiortc: \(String(describing: aioNumbered))")
+        #expect(summary("big")["bytesReceived"] as? Int == 65_536 && aioData["big"]?["bytesReceived"] as? Int == 65_536)
+        #expect(aioData["over"]?["messagesReceived"] as? Int == 0)
+        #expect(errors.count == 1 && (errors.first?["label"] as? String) == "over"
+                && (errors.first?["reason"] as? String)?.contains("a message of 65537 bytes is over the peer's max-message-size 65536") == true,
+                "\(errors)")
+    }
 
     /// One data-only call: the offerer makes `chat`, `big`, `fast` (unordered,
     /// maxRetransmits 0) and `bulk`; both send 10,000 numbered 1 KiB messages on `chat`

@@ -1,4 +1,4 @@
-// Data channels between two connections in this process (RFC 8831, DCEP RFC 8832, SDP RFC 8841): data-only and bundled with media, in-band and negotiated, ordered and not, large and empty messages, closing by stream reset, a channel added mid-call.
+// Data channels between two connections in this process (RFC 8831, DCEP RFC 8832, SDP RFC 8841): data-only and bundled with media, in-band and negotiated, ordered and not, large and empty messages, closing by stream reset, a channel added mid-call, an offer in the legacy a=sctpmap form.
 import Foundation
 import Media
 import SDP
@@ -186,6 +186,65 @@ import TestSupport
         #expect(Self.messages(pair, "b", "chat") == [.text("hello world"), .binary([1, 2, 3]), .text("next")])
         let errors = Self.channelEvents(pair, "b").compactMap { if case let .error(_, reason) = $0 { reason } else { nil } }
         #expect(errors.count == 1 && errors.first?.contains("in parts (PPID 52) is over our max-message-size 262144 at 300000 bytes") == true, "\(errors)")
+    }
+
+    /// `offer` with its data section rewritten to the form before RFC 8841, as Chromium
+    /// before M77 wrote it: `m=application <port> DTLS/SCTP 5000`, `a=sctpmap:5000
+    /// webrtc-datachannel 1024`, no `a=sctp-port` and no `a=max-message-size`.
+    static func legacy(_ offer: String) -> String {
+        offer.components(separatedBy: "\r\n").compactMap { line -> String? in
+            if line.hasPrefix("m=application ") { return line.replacingOccurrences(of: "UDP/DTLS/SCTP webrtc-datachannel", with: "DTLS/SCTP 5000") }
+            if line.hasPrefix("a=sctp-port:") { return nil }
+            if line.hasPrefix("a=max-message-size:") { return "a=sctpmap:5000 webrtc-datachannel 1024" }
+            return line
+        }.joined(separator: "\r\n")
+    }
+
+    /// A's offer rewritten to the legacy form (RFC 8829 §5.1.2): B answers in that form, the
+    /// channel carries messages both ways, 65,536 bytes at most either way — a larger send
+    /// refused on both sides, a larger message from the peer dropped and counted.
+    @Test func aLegacyOfferIsAnsweredInItsFormAndCarriesMessagesOf64KiBAtMost() async throws {
+        let holder = Holder()
+        let pair = try ConnectedPair(tracksA: { pc in holder.channel = try pc.createDataChannel("chat") }, tracksB: { _ in })
+        defer { pair.close() }
+        var offerText = "", answerText = ""
+        try pair.negotiate(editOffer: { offerText = Self.legacy($0); return offerText }, editAnswer: { answerText = $0; return $0 })
+        #expect(offerText.contains("DTLS/SCTP 5000\r\n") && !offerText.contains("webrtc-datachannel\r\n"))
+        let section = try #require(try SessionDescription(parsing: answerText).media.first { $0.kind == .application })
+        #expect(section.proto == "DTLS/SCTP" && section.formats == ["5000"] && section.sctpPort == nil && section.maxMessageSize == nil)
+        #expect(section.sctpmaps == [SctpMap(number: 5000, app: "webrtc-datachannel", parameters: "1024")])
+        #expect(answerText.contains("a=sctpmap:5000 webrtc-datachannel 1024\r\n") && !answerText.contains("a=sctp-port"))
+        #expect(await pair.connected())
+        let ours = try #require(holder.channel)
+        #expect(await eventually(within: 5) { ours.readyState == .open && Self.remoteChannel(pair, "b", "chat")?.readyState == .open })
+        let theirs = try #require(Self.remoteChannel(pair, "b", "chat"))
+        #expect(pair.a.sctp.remoteMaxMessageSize == 65_536 && pair.b.sctp.remoteMaxMessageSize == 65_536)
+        let most = (0..<65_536).map { UInt8(truncatingIfNeeded: $0 &* 13) }
+        for i in 0..<100 { try ours.send(.binary([UInt8](repeating: UInt8(i), count: 1024))) }
+        try ours.send(.binary(most))
+        try theirs.send(.text("from b"))
+        try theirs.send(.binary(most))
+        #expect(throws: DataChannelError.tooLarge(label: "chat", bytes: 65_537, limit: 65_536)) { try ours.send(.binary(most + [0])) }
+        #expect(throws: DataChannelError.tooLarge(label: "chat", bytes: 65_537, limit: 65_536)) { try theirs.send(.binary(most + [0])) }
+        #expect(await eventually(within: 10) { Self.messages(pair, "b", "chat").count == 101 && Self.messages(pair, "a", "chat").count == 2 })
+        #expect(Self.messages(pair, "b", "chat").last == .binary(most))
+        #expect(Self.messages(pair, "b", "chat").dropLast().enumerated().allSatisfy { i, m in m == .binary([UInt8](repeating: UInt8(i), count: 1024)) })
+        #expect(Self.messages(pair, "a", "chat") == [.text("from b"), .binary(most)])
+        // What we take: a message over 64 KiB from the peer is dropped, counted, reported.
+        let sid = try #require(ours.id)
+        pair.a.sctp.sendRaw(most + [0], stream: sid, ppid: 53)
+        try ours.send(.text("after"))
+        #expect(await eventually(within: 5) { Self.messages(pair, "b", "chat").last == .text("after") })
+        let errors = Self.channelEvents(pair, "b").compactMap { if case let .error(_, r) = $0 { r } else { nil } }
+        print("legacy data section: b's errors \(errors); discards \(pair.b.sctp.discards)")
+        #expect(errors == ["a message of 65537 bytes (PPID 53) on stream \(sid) is over our max-message-size 65536: dropped"])
+        #expect(pair.b.sctp.discards.tooLarge == 1 && pair.b.getStats().sctpTransports.first?.discarded?.tooLarge == 1)
+        // Either side's next offer keeps the form the peer used.
+        for pc in [pair.a, pair.b] {
+            let data = try SessionDescription(parsing: pc.createOffer().sdp).media.first { $0.kind == .application }
+            #expect(data.flatMap(JSEP.legacyForm(of:)) == LegacyDataForm(proto: "DTLS/SCTP", advertisesMaxMessageSize: false)
+                    && data?.formats == ["5000"] && data?.sctpPort == nil)
+        }
     }
 
     /// A pair with one audio track each (440 and 660 Hz, not decoded), negotiated and

@@ -262,7 +262,8 @@ struct BadInput: CustomTestStringConvertible, Sendable {
         #expect(d.media.map(\.kind) == [.application, .application])
         #expect(!d.media[0].isRTP && d.media[0].formats == ["webrtc-datachannel"])
         #expect(d.media[0].sctpPort == 5000 && d.media[0].maxMessageSize == 262_144)
-        #expect(d.media[1].otherAttributes == [Attribute(name: "sctpmap", value: "5000 webrtc-datachannel 1024")])
+        #expect(d.media[1].sctpmaps == [SctpMap(number: 5000, app: "webrtc-datachannel", parameters: "1024")] && d.media[1].otherAttributes.isEmpty)
+        #expect(JSEP.legacyForm(of: d.media[1]) == LegacyDataForm(proto: "DTLS/SCTP", advertisesMaxMessageSize: false))
         #expect(try SessionDescription(parsing: d.serialized()) == d)
     }
 

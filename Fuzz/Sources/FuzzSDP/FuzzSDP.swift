@@ -1,5 +1,5 @@
-// libFuzzer target for the SDP module's parser, serializer, JSEP answer and subsequent
-// offer, and the re-offer checks (candidate lines on their own are FuzzICE's). A crash here IS the finding: each check traps with
+// libFuzzer target for the SDP module's parser, serializer, JSEP answer (data sections in
+// their RFC 8841 or legacy a=sctpmap form too) and subsequent offer, and the re-offer checks (candidate lines on their own are FuzzICE's). A crash here IS the finding: each check traps with
 // fatalError naming the property that broke.
 import SDP
 
@@ -8,7 +8,8 @@ private let answerOptions = LocalDescriptionOptions(
     sessionId: 4_611_686_018_427_387_903, iceUfrag: "fuzz", icePwd: "fuzzfuzzfuzzfuzzfuzzfuzz",
     fingerprints: [Fingerprint(algorithm: "sha-256", value: Array(repeating: "AB", count: 32).joined(separator: ":"))],
     tracks: [LocalTrack(kind: .audio, ssrc: 1111, cname: "fuzz", streamId: "s", trackId: "a"),
-             LocalTrack(kind: .video, ssrc: 2222, cname: "fuzz", streamId: "s", trackId: "v")])
+             LocalTrack(kind: .video, ssrc: 2222, cname: "fuzz", streamId: "s", trackId: "v"),
+             LocalTrack(kind: .application, ssrc: 0, cname: "fuzz", streamId: "", trackId: "")])
 
 /// Our first offer with the same options: what a fuzzed re-offer is checked against.
 private let firstOffer = JSEP.createOffer(answerOptions)
@@ -45,6 +46,23 @@ private func checkRoundTrip(_ parsed: SessionDescription, _ what: String, input:
     }
 }
 
+/// The first data section we accept answers the offer's in its form (RFC 8829 §5.1.2): the
+/// legacy `a=sctpmap` form with the offer's proto, our port 5000 as its only format and one
+/// sctpmap, no `a=sctp-port`; the RFC 8841 form with the offer's proto otherwise; every
+/// accepted one is a data section of ours that the peer reads on port 5000.
+private func checkDataSection(offer: SessionDescription, answer: SessionDescription, input: String) {
+    for (o, a) in zip(offer.media, answer.media) where o.kind == .application && !a.isRejected {
+        let form = JSEP.legacyForm(of: o)
+        let fine = JSEP.isDataSection(o) && JSEP.isDataSection(a) && a.proto == o.proto && JSEP.sctpPort(of: a) == 5000
+            && JSEP.legacyForm(of: a) == form
+            && (form == nil ? a.formats == [JSEP.dataFormat] && a.sctpPort == 5000 && a.sctpmaps.isEmpty
+                : a.formats == ["5000"] && a.sctpPort == nil && a.sctpmaps.count == 1 && JSEP.peerMaxMessageSize(of: a) == 65_536)
+        guard fine else {
+            fatalError("the data section's answer is not in the offer's form\n--- offer section ---\n\(o)\n--- answer section ---\n\(a)\n--- input ---\n\(input.debugDescription)")
+        }
+    }
+}
+
 /// libFuzzer's entry point: checks one input (`size` bytes at `data`); always returns 0.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
@@ -55,6 +73,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // Treat it as an offer: the answer must be a description that round-trips too.
         if let answer = try? JSEP.createAnswer(to: parsed, answerOptions) {
             checkRoundTrip(answer, "JSEP.createAnswer result", input: text)
+            checkDataSection(offer: parsed, answer: answer, input: text)
             // Our re-offer after that answer: it round-trips and passes our own checks.
             var next = answerOptions
             for i in next.tracks.indices {
@@ -62,6 +81,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
                 next.tracks[i].mid = m?.mid
                 next.tracks[i].payloadType = m?.payloads.first?.payloadType
                 next.tracks[i].direction = .sendonly
+                if next.tracks[i].kind == .application, let m { next.tracks[i].legacyData = JSEP.legacyForm(of: m) }
             }
             next.establishedSetup = .active
             let reoffer = JSEP.createOffer(next, previous: answer)

@@ -9,6 +9,10 @@ Options (add_arguments):
   --data-send SECONDS:LABEL:TEXT   TEXT on LABEL, SECONDS after connected (repeatable)
   --data-close SECONDS:LABEL       close LABEL then
   --data-echo        send every message received back on its channel
+  --sctp-legacy      write the data section in the form before RFC 8841 (DTLS/SCTP 5000 with
+                     a=sctpmap, aiortc's legacy switch); once connected, a "sctp" event says
+                     whether aiortc still holds that form after the peer's description, and
+                     the peer's max-message-size it took
 
 result() gives, by label: messagesSent/bytesSent/messagesReceived/bytesReceived, the
 numbered messages received (received, missing, duplicates, outOfOrder), the texts
@@ -28,6 +32,7 @@ def add_arguments(ap):
     ap.add_argument("--data-send", action="append", default=[], metavar="SECONDS:LABEL:TEXT")
     ap.add_argument("--data-close", action="append", default=[], metavar="SECONDS:LABEL")
     ap.add_argument("--data-echo", action="store_true")
+    ap.add_argument("--sctp-legacy", action="store_true")
 
 
 class Counts:
@@ -73,6 +78,9 @@ class Counts:
 class DataChannels:
     def __init__(self, pc, args, offerer, emit):
         self.args, self.emit = args, emit
+        self.pc = pc
+        if args.sctp_legacy:
+            pc._sctpLegacySdp = True  # aiortc 1.16's switch for the DTLS/SCTP + a=sctpmap form
         self.channels = {}
         self.counts = {}
         self.tasks = []
@@ -132,6 +140,9 @@ class DataChannels:
 
     def connected(self):
         """Schedules --data-send and --data-close from now."""
+        if self.args.sctp_legacy and self.pc.sctp is not None:
+            self.emit({"event": "sctp", "legacySdp": self.pc._sctpLegacySdp,
+                       "remoteMaxMessageSize": self.pc.sctp._remote_max_message_size})
         for spec in self.args.data_send:
             seconds, label, text = spec.split(":", 2)
             self.tasks.append(asyncio.ensure_future(self.later(float(seconds), label, text)))

@@ -190,7 +190,7 @@ final class RtpReceiver: Sendable {
     func configure(mid: String, payloadTypes: [Int], remoteSSRC: UInt32?) {
         let now = Set(payloadTypes.map { UInt8(clamping: $0) })
         network.withLock { n in
-            if n.mid == mid { n.previousPayloadTypes = n.previousPayloadTypes.union(n.payloadTypes).subtracting(now) }
+            n.previousPayloadTypes = n.mid == mid ? n.previousPayloadTypes.union(n.payloadTypes).subtracting(now) : []
             n.mid = mid
             n.payloadTypes = now
             n.negotiatedPayloadType = payloadTypes.first

@@ -128,7 +128,7 @@ public struct ReportSeries: Sendable {
                 row("\(peer) → us", "end-to-end latency p50 / p95 / max, ms (\(e["clock"]?.string ?? "?"))", "\(f("latencyP50Ms")) / \(f("latencyP95Ms")) / \(f("latencyMaxMs"))")
                 row("\(peer) → us", "frames missing by marker", "\(whole(e["framesMissing"]?.number))")
             }
-            if let t = last.objects(ofType: "transport").first?.fields {
+            if let t = last.objects(ofType: "transport").first?.fields, TransportStats.dropFields.contains(where: { t[$0] != nil }) {
                 let counted = TransportStats.dropFields.compactMap { f in t[f]?.number.flatMap { $0 > 0 ? "\(f) \(whole($0))" : nil } }
                 row("\(peer) → us", "packets dropped on arrival", counted.isEmpty ? "none" : counted.joined(separator: ", "))
             }

@@ -9,8 +9,8 @@ import RTP
 /// for the SSRC, so later packets without the extension follow it. A packet that goes
 /// nowhere says why (``Route``), for the drop counts.
 ///
-/// A value type with no lock of its own: its owner (``PeerConnection``) keeps it
-/// under the connection's lock.
+/// A value type with no lock of its own: its owner (``MediaPlane``) keeps it under
+/// its lock, which routing holds.
 struct BundleRouter {
     /// The negotiated id (1–14) of the mid header extension; nil when not negotiated.
     var midExtensionID: UInt8?

@@ -67,6 +67,37 @@ public final class DtlsSrtpTransport: Sendable {
         public var unknownDropped = 0
         /// The inbound SRTP session's failures by kind (all of them are in `srtpFailures`).
         public var inboundSRTP = SRTPCounters()
+        /// Received datagrams dropped here, by reason (counted where they are dropped, so
+        /// they outlive the SRTP sessions).
+        public var inboundDrops = InboundDrops()
+    }
+
+    /// Received datagrams the transport dropped, by reason; all plain counts.
+    public struct InboundDrops: Sendable, Equatable {
+        /// SRTP/SRTCP whose authentication tag did not verify (`srtp_err_status_auth_fail`).
+        public var authFailures = 0
+        /// SRTP/SRTCP replays: an index already seen (`srtp_err_status_replay_fail`) or older
+        /// than the replay window (`srtp_err_status_replay_old`, RFC 3711 §3.3.2).
+        public var replays = 0
+        /// SRTP/SRTCP that could not be unprotected otherwise: too short for its header or
+        /// tag, or another libsrtp status.
+        public var malformed = 0
+        /// SRTP/SRTCP that came before the DTLS handshake gave the keys (the peer's
+        /// handshake finished first) or after close, and DTLS records beyond the 16 kept
+        /// before ours started.
+        public var early = 0
+
+        /// No drops.
+        public init() {}
+
+        /// Counts one failed unprotect by libsrtp's status.
+        mutating func count(_ error: SRTPError) {
+            switch error {
+            case .libsrtp(_, .authFail): authFailures += 1
+            case .libsrtp(_, .replayFail), .libsrtp(_, .replayOld): replays += 1
+            default: malformed += 1
+            }
+        }
     }
 
     /// Creates the transport; nothing happens before ``start(role:remoteFingerprints:)``.
@@ -171,20 +202,23 @@ public final class DtlsSrtpTransport: Sendable {
         case .dtls:
             // The peer's ClientHello may come before we start (its ICE connected first):
             // keep up to 16 records and feed them at start, rather than wait ~1 s for a resend.
-            let transport: DTLSTransport? = dtls.withLock { d in
-                if d.transport == nil, d.early.count < 16 { d.early.append(datagram) }
-                return d.transport
+            let (transport, kept): (DTLSTransport?, Bool) = dtls.withLock { d in
+                guard d.transport == nil else { return (d.transport, true) }
+                guard d.early.count < 16 else { return (nil, false) }
+                d.early.append(datagram)
+                return (nil, true)
             }
+            if !kept { counters.withLock { $0.inboundDrops.early += 1 } }
             transport?.receive(datagram)
         case .rtp:
-            guard let inbound = sessions.withLock({ $0?.inbound }) else { return }
+            guard let inbound = sessions.withLock({ $0?.inbound }) else { return counters.withLock { $0.inboundDrops.early += 1 } }
             do { onRTP(try inbound.unprotect(srtp: datagram)) } catch {
-                counters.withLock { $0.srtpFailures += 1 }
+                counters.withLock { $0.srtpFailures += 1; $0.inboundDrops.count(error) }
             }
         case .rtcp:
-            guard let inbound = sessions.withLock({ $0?.inbound }) else { return }
+            guard let inbound = sessions.withLock({ $0?.inbound }) else { return counters.withLock { $0.inboundDrops.early += 1 } }
             do { onRTCP(try inbound.unprotectRTCP(datagram)) } catch {
-                counters.withLock { $0.srtpFailures += 1 }
+                counters.withLock { $0.srtpFailures += 1; $0.inboundDrops.count(error) }
             }
         case .stun, .turnChannel, .unknown:
             // libnice consumed the STUN it could use; anything else is not ours.

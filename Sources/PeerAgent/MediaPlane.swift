@@ -36,6 +36,29 @@ final class MediaPlane: Sendable {
         var senderFailed: (@Sendable (MediaKind, Error) -> Void)?
         /// Whether the peer runs on this host (from the selected pair), nil before one.
         var sameHost: Bool?
+        /// RTP packets dropped here, by reason (counted under this lock, which routing holds).
+        var drops = RTPDrops()
+    }
+
+    /// Unprotected RTP packets the plane dropped, by reason (the `transport` stats object's
+    /// `rtpMalformedDrops`, `rtpUnknownPayloadTypeDrops`, `rtpUnknownSsrcDrops`).
+    struct RTPDrops: Sendable, Equatable {
+        /// Packets that do not parse (RFC 3550 §5.1).
+        var malformed = 0
+        /// Packets whose payload type their m-section does not take (``BundleRouter/Route``).
+        var unknownPayloadType = 0
+        /// Packets with a mid that names no m-section and nothing else to route them by;
+        /// those a receiver refuses for their SSRC are its own count (``RtpReceiver/unknownSSRCDrops``).
+        var unknownSource = 0
+    }
+
+    /// The RTP packets dropped so far by reason, with those the receivers refused for
+    /// their SSRC added to ``RTPDrops/unknownSource``.
+    var rtpDrops: RTPDrops {
+        let (drops, list) = state.withLock { ($0.drops, $0.transceivers) }
+        var all = drops
+        for t in list { all.unknownSource += t.receiver.unknownSSRCDrops }
+        return all
     }
 
     /// A plane whose RTCP reports with `cname`.
@@ -126,12 +149,17 @@ final class MediaPlane: Sendable {
     }
 
     /// Hands one unprotected RTP packet to its receiver (loop thread); one that does not
-    /// parse or that no receiver takes is dropped.
+    /// parse or that no receiver takes is dropped and counted by reason (``RTPDrops``).
     func receiveRTP(_ bytes: [UInt8]) {
-        guard let packet = try? RTPPacket(parsing: bytes) else { return }
+        guard let packet = try? RTPPacket(parsing: bytes) else { return state.withLock { $0.drops.malformed += 1 } }
         let receiver: RtpReceiver? = state.withLock { s in
             guard !s.closed else { return nil }
-            return s.router.route(packet, among: s.transceivers)
+            switch s.router.resolve(packet, among: s.transceivers) {
+            case let .receiver(r): return r
+            case .unknownPayloadType: s.drops.unknownPayloadType += 1
+            case .unknownSource: s.drops.unknownSource += 1
+            }
+            return nil
         }
         guard let receiver else { return }
         let header = bytes.count - packet.payload.count - Int(packet.paddingLength)

@@ -136,9 +136,8 @@ public final class PeerConnection: Sendable {
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
                                video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
         let box = WeakBox(self)
-        let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onFirstFrame: { mid in
-            box.value?.emit([.firstRemoteFrame(kind: "\(kind)", mid: mid)])
-        }, onFirstWritten: { at in box.value?.emit([.firstRemoteFrameWritten(at: at)]) })
+        let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onEvent: { box.value?.emit([$0]) },
+                                   onFirstWritten: { at in box.value?.emit([.firstRemoteFrameWritten(at: at)]) })
         let t = RtpTransceiver(kind: kind, direction: direction, sender: sender, receiver: receiver,
                                directionChanged: { box.value?.updateNegotiationNeeded() })
         plane.add(t)
@@ -481,8 +480,8 @@ public final class PeerConnection: Sendable {
         let (pair, transport, ice, timings, role) = state.withLock { s in
             (s.selectedPair, s.transport, s.machine.ice, timingsLocked(s), s.dtlsRole)
         }
-        var report = StatsReport(transceivers: plane.transceivers, selectedPair: pair, transport: transport, iceState: ice,
-                                 dtlsRole: role, rtcp: plane.rtcp, timings: timings)
+        var report = StatsReport(plane: plane, selectedPair: pair, transport: transport, iceState: ice,
+                                 dtlsRole: role, timings: timings)
         report.addDataChannels(sctp)
         return report
     }

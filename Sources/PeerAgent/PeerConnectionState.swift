@@ -58,6 +58,11 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     /// header extension id), which the peer's stack may do (aiortc): we follow it on what
     /// we send and receive (PROTOCOL.md "Renegotiation"); `detail` names each change.
     case remapped(String)
+    /// The remote sends on m-section `mid` with `payloadType`, a number an earlier
+    /// negotiation gave it and the last renumbered to `negotiated` (aiortc 1.16's re-offers
+    /// do, while its running sender keeps the old numbers): the packets are taken all the
+    /// same (``RtpReceiver/accepts(payloadType:)``). Once per m-section, at the first such packet.
+    case previousPayloadType(mid: String, payloadType: Int, negotiated: Int)
     /// The first complete remote frame (video) or packet (audio) of a track arrived.
     case firstRemoteFrame(kind: String, mid: String)
     /// The first remote video frame was written to its file, at `at` (`systemUptime`, s;

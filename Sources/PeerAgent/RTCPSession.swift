@@ -159,10 +159,15 @@ final class RTCPSession: Sendable {
     }
 
     /// Handles one received (already unprotected) RTCP compound for the transceivers in
-    /// `list`; a compound that does not parse is dropped.
+    /// `list`. One bad packet never costs the rest (RFC 3550 §6.1): a malformed packet is
+    /// skipped by its length field, and where a length itself is broken what came before it
+    /// is still handled (``RTCPCompound/parseSkipping(_:)``); both are counted in
+    /// ``RTCPReceivedCounts/malformed``, packets of types we do not read in `other`.
     func receive(_ bytes: [UInt8], transceivers list: [RtpTransceiver]) {
-        guard let packets = try? RTCPCompound.parse(bytes) else { return }
-        count(packets)
+        let parsed = RTCPCompound.parseSkipping(bytes)
+        let packets = parsed.packets
+        state.withLock { $0.counts.add(packets, malformed: parsed.malformed) }
+        guard !packets.isEmpty else { return }
         let arrival = RoundTripTime.middle32(ofNTP: ntpNow())
         for packet in packets {
             switch packet {
@@ -196,10 +201,6 @@ final class RTCPSession: Sendable {
     /// The RTCP received so far, by packet type, SSRC and compound: a test hook
     /// (``PeerConnection/receivedRTCPCounts()``).
     var receivedCounts: RTCPReceivedCounts { state.withLock { $0.counts } }
-
-    private func count(_ packets: [RTCPPacket]) {
-        state.withLock { $0.counts.add(packets) }
-    }
 
     /// Report blocks about our streams: `remote-inbound-rtp` and, with LSR/DLSR, the
     /// round-trip time (`arrival`: the middle 32 bits of the NTP time they arrived).
@@ -238,8 +239,11 @@ struct RTCPReceivedCounts: Sendable, Equatable {
     /// PLI (RFC 4585 §6.3.1), FIR (RFC 5104 §4.3.1), generic NACK (RFC 4585 §6.2.1) and
     /// REMB packets.
     var pictureLossIndications = 0, fullIntraRequests = 0, nacks = 0, remb = 0
-    /// Packets of a type we do not read.
+    /// Packets of a type we do not read (skipped by their length, RFC 3550 §6.1).
     var other = 0
+    /// Packets dropped as malformed: a bad body skipped by its length field, or the rest of
+    /// a compound whose header or length field was broken (one for the rest).
+    var malformed = 0
     /// Compound packets, and the SDES packets among them that carry a CNAME (§6.1: one a compound).
     var compounds = 0, compoundsWithCNAME = 0
     /// Sender reports by the SSRC of their sender.
@@ -247,8 +251,10 @@ struct RTCPReceivedCounts: Sendable, Equatable {
     /// How many BYE packets named each SSRC.
     var goodbyesBySSRC: [UInt32: Int] = [:]
 
-    /// Counts one received compound of `packets`.
-    mutating func add(_ packets: [RTCPPacket]) {
+    /// Counts one received compound: the `packets` that parsed and `malformed` ones dropped.
+    mutating func add(_ packets: [RTCPPacket], malformed: Int = 0) {
+        self.malformed += malformed
+        guard !packets.isEmpty else { return }
         compounds += 1
         for packet in packets {
             switch packet {

@@ -83,10 +83,12 @@ final class RtpReceiver: Sendable {
     /// Our SSRC for RTCP feedback about this stream (the sender's SSRC when we send
     /// on the same transceiver, else a random one).
     let localSSRC: UInt32
-    /// Called once when the first frame (video) or packet (audio) arrives, with the mid:
-    /// on the loop thread (or the thread that closes the receiver, for a frame its flush
-    /// completes), with no lock held.
-    let onFirstFrame: (@Sendable (String) -> Void)?
+    /// Told, with no lock held, on the loop thread (or the thread that closes the receiver,
+    /// for a frame its flush completes): ``PeerConnectionEvent/firstRemoteFrame(kind:mid:)``
+    /// once, when the first frame (video) or packet (audio) arrives, and
+    /// ``PeerConnectionEvent/previousPayloadType(mid:payloadType:negotiated:)`` once, at the
+    /// first packet taken with a payload type the last negotiation renumbered.
+    let onEvent: (@Sendable (PeerConnectionEvent) -> Void)?
     private let sinkThread: MediaThread
     /// How the remote sender's clock relates to ours, for the markers' latency.
     private let endToEndClock = EndToEndClockState()
@@ -99,7 +101,15 @@ final class RtpReceiver: Sendable {
     /// The network side: loop thread, statistics readers, ``close()``.
     private struct NetworkState {
         var mid: String?
-        var payloadTypes: Set<UInt8> = []
+        /// The payload types the last negotiation gave this m-section, the first its codec's.
+        var payloadTypes: Set<UInt8> = [], negotiatedPayloadType: Int?
+        /// Payload types earlier negotiations gave this m-section and later ones renumbered,
+        /// still taken (a sender that keeps the old numbers: aiortc 1.16).
+        var previousPayloadTypes: Set<UInt8> = []
+        /// Whether a packet with a previous payload type was reported (once: ``onEvent``).
+        var reportedPreviousPayloadType = false
+        /// Packets routed here from another SSRC than the stream's, dropped.
+        var unknownSSRCDrops = 0
         var remoteSSRC: UInt32?
         var statistics = ReceiverStatistics()
         var nacks = NackGenerator()
@@ -137,23 +147,23 @@ final class RtpReceiver: Sendable {
     /// (sink items are queued under the lock, so they reach the sink thread in the order
     /// taken and before ``close()``'s flush).
     private struct Effects: Sendable {
-        /// The mid to report to ``onFirstFrame``.
-        var firstFrame: String?
+        /// The events to report to ``onEvent``: the first frame, a previous payload type.
+        var events: [PeerConnectionEvent] = []
         /// RTCP feedback to send now.
         var feedback: [RTCPPacket] = []
     }
 
     /// A receiver of `kind`. Sinks are opened on the first packet and run on `sinkThread`
     /// (by default a new `peer.sink.<kind>` thread); ``close()`` ends that thread.
-    /// `onFirstFrame` is called once, when the first frame or packet arrives.
+    /// `onEvent` is told the receiver's events (``onEvent``).
     /// `onFirstWritten` is called once on the sink thread when the first video frame is in
     /// a file, with the time (`systemUptime`, s).
     init(kind: MediaKind, options: ReceiveOptions, localSSRC: UInt32, sinkThread: MediaThread? = nil,
-         onFirstFrame: (@Sendable (String) -> Void)? = nil, onFirstWritten: (@Sendable (Double) -> Void)? = nil) {
+         onEvent: (@Sendable (PeerConnectionEvent) -> Void)? = nil, onFirstWritten: (@Sendable (Double) -> Void)? = nil) {
         self.kind = kind
         self.options = options
         self.localSSRC = localSSRC
-        self.onFirstFrame = onFirstFrame
+        self.onEvent = onEvent
         let sinkThread = sinkThread ?? MediaThread(name: "peer.sink.\(kind)")
         self.sinkThread = sinkThread
         var stats = InboundRTPStats(id: "IT-\(kind)-\(localSSRC)", timestamp: 0, ssrc: 0, kind: "\(kind)")
@@ -170,11 +180,20 @@ final class RtpReceiver: Sendable {
 
     deinit { sinkThread.stop() }
 
-    /// Applies the negotiated mid, payload types and the remote SSRC from the SDP (if announced).
+    /// Applies the negotiated mid, payload types (the first its codec's) and the remote SSRC
+    /// from the SDP (if announced). The payload types earlier negotiations gave this
+    /// m-section and this one does not are still taken (``accepts(payloadType:)``): a peer
+    /// may renumber in a re-offer while its running sender keeps the old numbers (aiortc
+    /// 1.16), and those packets name this section by mid or SSRC all the same (RFC 8843
+    /// §9.2). Routing by payload type alone prefers the section that negotiates a number now
+    /// (``BundleRouter``), so a number given to another section goes there.
     func configure(mid: String, payloadTypes: [Int], remoteSSRC: UInt32?) {
+        let now = Set(payloadTypes.map { UInt8(clamping: $0) })
         network.withLock { n in
+            n.previousPayloadTypes = n.mid == mid ? n.previousPayloadTypes.union(n.payloadTypes).subtracting(now) : []
             n.mid = mid
-            n.payloadTypes = Set(payloadTypes.map { UInt8(clamping: $0) })
+            n.payloadTypes = now
+            n.negotiatedPayloadType = payloadTypes.first
             if let remoteSSRC { n.remoteSSRC = remoteSSRC }
             n.stats.mid = mid
             n.stats.codecId = payloadTypes.first.map { "CO-\($0)" }
@@ -183,8 +202,16 @@ final class RtpReceiver: Sendable {
 
     /// The negotiated mid, once configured.
     var mid: String? { network.withLock { $0.mid } }
-    /// True when this receiver takes packets of `payloadType`.
-    func accepts(payloadType: UInt8) -> Bool { network.withLock { $0.payloadTypes.contains(payloadType) } }
+    /// True when this receiver takes packets of `payloadType`: negotiated now, or by an
+    /// earlier negotiation of this m-section (``configure(mid:payloadTypes:remoteSSRC:)``).
+    func accepts(payloadType: UInt8) -> Bool {
+        network.withLock { $0.payloadTypes.contains(payloadType) || $0.previousPayloadTypes.contains(payloadType) }
+    }
+    /// True when the last negotiation gave this m-section `payloadType`.
+    func negotiates(payloadType: UInt8) -> Bool { network.withLock { $0.payloadTypes.contains(payloadType) } }
+    /// Packets routed here from another SSRC than the stream's, dropped (counted in the
+    /// transport's `rtpUnknownSsrcDrops`).
+    var unknownSSRCDrops: Int { network.withLock { $0.unknownSSRCDrops } }
     /// The remote SSRC, once known.
     var ssrc: UInt32? { network.withLock { $0.remoteSSRC } }
     /// When the first complete frame (video) or packet (audio) arrived (monotonic ms).
@@ -197,7 +224,11 @@ final class RtpReceiver: Sendable {
             var e = Effects()
             guard !n.ended else { return e }
             if n.remoteSSRC == nil { n.remoteSSRC = packet.ssrc }
-            guard packet.ssrc == n.remoteSSRC else { return e }
+            guard packet.ssrc == n.remoteSSRC else {
+                n.unknownSSRCDrops += 1
+                return e
+            }
+            if !n.payloadTypes.contains(packet.payloadType) { previousPayloadType(packet.payloadType, &n, &e) }
             n.stats.ssrc = packet.ssrc
             n.stats.packetsReceived += 1
             n.stats.bytesReceived += payloadBytes
@@ -338,9 +369,10 @@ final class RtpReceiver: Sendable {
             var s = n.stats
             s.packetsLost = Int(n.statistics.cumulativeLost)
             s.jitter = Double(n.statistics.jitter) / (kind == .video ? 90_000 : 48_000)
-            s.packetsDiscarded = n.assembler.counters.duplicatePackets + n.assembler.counters.latePackets
-                + n.opusDepayloader.counters.duplicatePackets + n.opusDepayloader.counters.latePackets
+            // W3C: late (and, for audio, jitter-buffer overflow) discards; duplicates apart.
+            s.packetsDiscarded = n.assembler.counters.latePackets + n.opusDepayloader.counters.latePackets
                 + (kind == .audio ? n.sinkOverflowDrops : 0)
+            s.packetsDuplicated = n.assembler.counters.duplicatePackets + n.opusDepayloader.counters.duplicatePackets
             s.sinkOverflowDrops = n.sinkOverflowDrops
             if kind == .video {
                 s.jitterBufferDelay = n.jitterBufferDelay
@@ -406,11 +438,21 @@ final class RtpReceiver: Sendable {
     /// Does what a call under the lock left to do: reports the first frame; returns the
     /// feedback to send.
     private func act(_ effects: Effects) -> [RTCPPacket] {
-        if let mid = effects.firstFrame { onFirstFrame?(mid) }
+        for event in effects.events { onEvent?(event) }
         return effects.feedback
     }
 
     // MARK: Under lock
+
+    /// A packet came with `pt`, a payload type an earlier negotiation gave this m-section
+    /// and the last renumbered: counted, named in the stats, and reported once.
+    private func previousPayloadType(_ pt: UInt8, _ n: inout NetworkState, _ e: inout Effects) {
+        n.stats.packetsWithPreviousPayloadType += 1
+        n.stats.previousPayloadType = Int(pt)
+        guard !n.reportedPreviousPayloadType, let mid = n.mid, let negotiated = n.negotiatedPayloadType else { return }
+        n.reportedPreviousPayloadType = true
+        e.events.append(.previousPayloadType(mid: mid, payloadType: Int(pt), negotiated: negotiated))
+    }
 
     private func pli(_ n: inout NetworkState, now: Int64) -> [RTCPPacket] {
         guard let remoteSSRC = n.remoteSSRC, now - n.lastPLIms >= 100 else { return [] }
@@ -519,7 +561,7 @@ final class RtpReceiver: Sendable {
     private func arrived(timestamp: UInt32, now: Int64, _ n: inout NetworkState, _ e: inout Effects) -> Int64 {
         if n.firstFrameAtMs == nil {
             n.firstFrameAtMs = now
-            e.firstFrame = n.mid ?? ""
+            e.events.append(.firstRemoteFrame(kind: "\(kind)", mid: n.mid ?? ""))
         }
         let ts = n.timestamps.unwrap(timestamp)
         let first = n.firstTimestamp ?? ts

@@ -82,9 +82,20 @@ public struct InboundRTPStats: Sendable, Encodable, Equatable {
     public var packetsLost = 0
     /// Interarrival jitter in seconds (RFC 3550 A.8).
     public var jitter = 0.0
-    /// Packets that arrived too late or twice, dropped; for audio also those dropped
-    /// because the sink fell behind (``sinkOverflowDrops``).
+    /// W3C: packets the jitter buffer discarded — arrived too late to be played out (after
+    /// the frame or gap they belonged to was handed on); for audio also those dropped
+    /// because the sink fell behind (``sinkOverflowDrops``). Duplicates are not in it
+    /// (``packetsDuplicated``), nor packets dropped before reaching this stream (the
+    /// `transport` object counts those by reason).
     public var packetsDiscarded = 0
+    /// W3C (provisional): packets dropped as duplicates of one already received.
+    public var packetsDuplicated = 0
+    /// Not W3C: packets taken with a payload type an earlier negotiation gave this m-section
+    /// and the last one renumbered (a remote whose running sender keeps its old numbers
+    /// after a re-offer, as aiortc 1.16 does); ``previousPayloadType`` names the last.
+    public var packetsWithPreviousPayloadType = 0
+    /// Not W3C: the last such previous payload type received, nil while none came.
+    public var previousPayloadType: Int?
     /// NACK packets sent.
     public var nackCount = 0
     /// PLI packets sent (video).
@@ -276,8 +287,43 @@ public struct TransportStats: Sendable, Encodable, Equatable {
     /// (RFC 7983 §7), dropped. Datagrams from addresses that are not a remote candidate
     /// never get this far: libnice drops them uncounted. Not W3C.
     public var unknownPacketsDropped = 0
+    /// Received SRTP/SRTCP that could not be unprotected for another reason than its tag or
+    /// a replay (too short for its header or tag, another libsrtp status), dropped. Not W3C.
+    public var srtpMalformedDrops = 0
+    /// Received SRTP/SRTCP that came before DTLS gave the keys (or after close), and DTLS
+    /// records beyond the 16 kept before our handshake started, dropped. Not W3C.
+    public var earlyPacketsDropped = 0
+    /// Unprotected RTP packets that do not parse (RFC 3550 §5.1), dropped. Not W3C.
+    public var rtpMalformedDrops = 0
+    /// RTP packets whose m-section (by mid or SSRC, RFC 8843 §9.2) neither negotiated their
+    /// payload type nor kept it from an earlier negotiation — or, with neither a mid nor a
+    /// known SSRC, whose payload type no receiving m-section takes — dropped. Not W3C.
+    public var rtpUnknownPayloadTypeDrops = 0
+    /// RTP packets from an SSRC that is not their m-section's stream, or with a mid that
+    /// names no m-section of ours, dropped. Not W3C.
+    public var rtpUnknownSsrcDrops = 0
+    /// RTCP packets that did not parse: skipped by their length inside a compound, or the
+    /// rest of a compound whose header or length was broken (one for the rest), dropped
+    /// while the compound's other packets were handled (RFC 3550 §6.1). Not W3C.
+    public var rtcpMalformedDrops = 0
+    /// RTCP packets of a type or format we do not read (XR, APP, …), skipped by their
+    /// length. Not W3C; not a fault.
+    public var rtcpUnknownPackets = 0
     /// Datagrams received on the transport (all kinds).
     public var packetsReceived = 0
+
+    /// The fields that count received packets dropped, one per reason, in the order the
+    /// `--stats` summary and the report list them (`rtcpUnknownPackets` is not among them:
+    /// skipping a type we do not read is no fault).
+    public static let dropFields = ["srtpAuthFailures", "srtpReplayDrops", "srtpMalformedDrops", "earlyPacketsDropped",
+                                    "unknownPacketsDropped", "rtpMalformedDrops", "rtpUnknownPayloadTypeDrops",
+                                    "rtpUnknownSsrcDrops", "rtcpMalformedDrops"]
+
+    /// Each drop field (``dropFields``) with its count.
+    public var drops: [(field: String, count: Int)] {
+        zip(Self.dropFields, [srtpAuthFailures, srtpReplayDrops, srtpMalformedDrops, earlyPacketsDropped, unknownPacketsDropped,
+                              rtpMalformedDrops, rtpUnknownPayloadTypeDrops, rtpUnknownSsrcDrops, rtcpMalformedDrops]).map { ($0, $1) }
+    }
 }
 
 /// `codec`: a negotiated payload format (W3C webrtc-stats §7.2).

@@ -5,14 +5,16 @@ import SDP
 
 extension StatsReport {
     /// The report of one connection (W3C webrtc-stats §7): `outbound-rtp` and `inbound-rtp`
-    /// of each negotiated transceiver in `list` (waits for each sender's and sink's
+    /// of each negotiated transceiver of `plane` (waits for each sender's and sink's
     /// thread to read their counters), the `codec`s in use,
-    /// `remote-inbound-rtp` and the round-trip time from `rtcp`, the selected
+    /// `remote-inbound-rtp` and the round-trip time from its RTCP, the selected
     /// `candidate-pair` with its `local-candidate`/`remote-candidate`, and the bundle's
-    /// `transport` with its DTLS and SRTP figures; `timings` as measured by the connection.
-    /// `timestamp`s in ms since the Unix epoch.
-    init(transceivers list: [RtpTransceiver], selectedPair pair: IceCandidatePair?, transport: DtlsSrtpTransport?,
-         iceState ice: IceConnectionState, dtlsRole role: DTLSRole?, rtcp: RTCPSession, timings: ConnectionTimings) {
+    /// `transport` with its DTLS and SRTP figures and every received datagram dropped, by
+    /// reason (the transport's, the plane's RTP and RTCP drops); `timings` as measured by
+    /// the connection. `timestamp`s in ms since the Unix epoch.
+    init(plane: MediaPlane, selectedPair pair: IceCandidatePair?, transport: DtlsSrtpTransport?,
+         iceState ice: IceConnectionState, dtlsRole role: DTLSRole?, timings: ConnectionTimings) {
+        let list = plane.transceivers, rtcp = plane.rtcp
         var report = StatsReport()
         let remoteIn = rtcp.remoteInboundStats, rtt = rtcp.roundTripTime
         let now = unixTimeMs()
@@ -53,16 +55,18 @@ extension StatsReport {
                                                            priority: c.priority, candidate: c.sdpValue))
             }
         }
-        if let transport {
+        if let transport, let counters {
             let dtls = transport.state
+            let drops = counters.inboundDrops, rtp = plane.rtpDrops, received = rtcp.receivedCounts
             report.transports.append(TransportStats(
                 id: "T-bundle", timestamp: now, dtlsState: dtls.rawValue, iceState: ice.rawValue,
                 dtlsRole: role.map { $0 == .client ? "client" : "server" }, selectedCandidatePairId: pairId,
                 tlsVersion: dtls == .connected ? "FEFD" : nil, srtpCipher: transport.srtpProfile.map(Self.ianaName),
-                bytesSent: counters?.bytesSent ?? 0, bytesReceived: counters?.bytesReceived ?? 0,
-                srtpFailures: counters?.srtpFailures ?? 0, srtpAuthFailures: counters?.inboundSRTP.authFailures ?? 0,
-                srtpReplayDrops: (counters?.inboundSRTP.replayOld ?? 0) + (counters?.inboundSRTP.replayFailures ?? 0),
-                unknownPacketsDropped: counters?.unknownDropped ?? 0, packetsReceived: counters?.packetsReceived ?? 0))
+                bytesSent: counters.bytesSent, bytesReceived: counters.bytesReceived,
+                srtpFailures: counters.srtpFailures, srtpAuthFailures: drops.authFailures, srtpReplayDrops: drops.replays,
+                unknownPacketsDropped: counters.unknownDropped, srtpMalformedDrops: drops.malformed, earlyPacketsDropped: drops.early,
+                rtpMalformedDrops: rtp.malformed, rtpUnknownPayloadTypeDrops: rtp.unknownPayloadType, rtpUnknownSsrcDrops: rtp.unknownSource,
+                rtcpMalformedDrops: received.malformed, rtcpUnknownPackets: received.other, packetsReceived: counters.packetsReceived))
         }
         report.timings = timings
         self = report

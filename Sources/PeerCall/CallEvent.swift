@@ -51,6 +51,10 @@ public enum CallEvent: Sendable {
     /// `peer`'s renegotiation renumbered payload types or header-extension ids (`detail`);
     /// we follow it.
     case remapped(peer: String, detail: String)
+    /// `peer` sends on m-section `mid` with `payloadType`, which its renegotiation
+    /// renumbered to `negotiated` (aiortc 1.16 keeps its old numbers); we take the packets
+    /// all the same. Once per m-section (``PeerConnectionEvent/previousPayloadType(mid:payloadType:negotiated:)``).
+    case previousPayloadType(peer: String, mid: String, payloadType: Int, negotiated: Int)
     /// The result of an action (`--at`, `--control`): `ok`, or why not; `origin` says
     /// where it came from (`at 3` or `control`, with the command's id).
     case action(CallAction, ok: Bool, detail: String?, origin: String)

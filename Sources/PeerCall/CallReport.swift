@@ -7,7 +7,8 @@ import WampClient
 public enum CallReport {
     /// One HTML page that opens offline: a summary per peer and direction, then the plots
     /// (bitrate each way, frames per second, RTT, packets lost, jitter, end-to-end
-    /// latency; freezes marked), each an SVG drawn by gnuplot and written into the page.
+    /// latency, packets dropped on arrival by reason; freezes marked), each an SVG drawn by
+    /// gnuplot and written into the page.
     /// - Throws: ``Gnuplot/Failure`` when a plot cannot be drawn.
     public static func html(_ samples: [TimelineSample], title: String, plotter: Gnuplot = Gnuplot()) throws(Gnuplot.Failure) -> String {
         let series = ReportSeries(samples)

@@ -518,6 +518,7 @@ final class CallRun {
             onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
         case let .remapped(detail):
             onEvent(.remapped(peer: peer, detail: detail))
+        case let .previousPayloadType(mid, pt, new): onEvent(.previousPayloadType(peer: peer, mid: mid, payloadType: pt, negotiated: new))
         case let .remoteCandidateDropped(candidate, reason):
             onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
         case let .iceConnectionState(s) where s == .connected || s == .completed:

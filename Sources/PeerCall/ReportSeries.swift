@@ -1,5 +1,6 @@
-// ReportSeries: what a stats timeline says over time for each peer — bitrate each way, frames per second, RTT, packets lost, jitter, end-to-end latency, freezes — and a summary per direction.
+// ReportSeries: what a stats timeline says over time for each peer — bitrate each way, frames per second, RTT, packets lost, jitter, end-to-end latency, freezes, packets dropped on arrival by reason — and a summary per direction.
 import Foundation
+import PeerAgent
 
 /// One plotted line: its name and its points (seconds from the timeline's start, value).
 public struct ReportLine: Sendable, Equatable {
@@ -42,8 +43,13 @@ public struct ReportSeries: Sendable {
     public let peers: [String]
     /// Seconds from the first sample to the last.
     public let duration: Double
-    /// The plots: bitrate, frames per second, RTT, packets lost, jitter, latency.
+    /// The plots: bitrate, frames per second, RTT, packets lost, jitter, latency, and when
+    /// any received packet was dropped, the drops by reason (the `transport` object's drop
+    /// counts, ``TransportStats/dropFields``: a line for each reason that counted any;
+    /// without drops the summary says "none" and the plot is left out).
     public let plots: [ReportPlot]
+    /// The title of the plot of drops by reason.
+    public static let dropsTitle = "Packets dropped on arrival, by reason (cumulative)"
     /// Rows of the summary: peer, direction, figure, value.
     public let summary: [(peer: String, direction: String, figure: String, value: String)]
 
@@ -56,7 +62,7 @@ public struct ReportSeries: Sendable {
         func t(_ s: TimelineSample) -> Double { (s.timestamp - start) / 1000 }
 
         var bitrate: [ReportLine] = [], fps: [ReportLine] = [], rtt: [ReportLine] = [], lost: [ReportLine] = [],
-            jitter: [ReportLine] = [], latency: [ReportLine] = []
+            jitter: [ReportLine] = [], latency: [ReportLine] = [], drops: [ReportLine] = []
         var freezes: [(Double, String)] = []
         var rows: [(String, String, String, String)] = []
         for (peer, list) in groups {
@@ -86,6 +92,10 @@ public struct ReportSeries: Sendable {
             latency.append(ReportLine(name: "\(peer) → us p50", points: list.compactMap { s in
                 s.objects(ofType: "peer-e2e").first?.fields["latencyRecentP50Ms"]?.number.map { (t(s), $0) }
             }))
+            for field in TransportStats.dropFields {
+                let points = list.compactMap { s in s.objects(ofType: "transport").first?.fields[field]?.number.map { (t(s), $0) } }
+                if points.contains(where: { $0.1 > 0 }) { drops.append(ReportLine(name: "\(peer) \(field)", points: points)) }
+            }
             var lastFreezes = 0.0
             for s in list {
                 guard let count = inbound(s, "video")?["freezeCount"]?.number else { continue }
@@ -118,6 +128,14 @@ public struct ReportSeries: Sendable {
                 row("\(peer) → us", "end-to-end latency p50 / p95 / max, ms (\(e["clock"]?.string ?? "?"))", "\(f("latencyP50Ms")) / \(f("latencyP95Ms")) / \(f("latencyMaxMs"))")
                 row("\(peer) → us", "frames missing by marker", "\(whole(e["framesMissing"]?.number))")
             }
+            if let t = last.objects(ofType: "transport").first?.fields, TransportStats.dropFields.contains(where: { t[$0] != nil }) {
+                let counted = TransportStats.dropFields.compactMap { f in t[f]?.number.flatMap { $0 > 0 ? "\(f) \(whole($0))" : nil } }
+                row("\(peer) → us", "packets dropped on arrival", counted.isEmpty ? "none" : counted.joined(separator: ", "))
+            }
+            for kind in ["video", "audio"] {
+                guard let s = inbound(last, kind), let n = s["packetsWithPreviousPayloadType"]?.number, n > 0 else { continue }
+                row("\(peer) → us", "\(kind) packets with a renumbered payload type (\(whole(s["previousPayloadType"]?.number)))", whole(n))
+            }
             if let v = outbound(last, "video") {
                 row("us → \(peer)", "video frames sent", "\(whole(v["framesSent"]?.number))")
             }
@@ -134,7 +152,7 @@ public struct ReportSeries: Sendable {
             ReportPlot(title: "Packets lost (cumulative)", yLabel: "packets", lines: lost),
             ReportPlot(title: "Jitter", yLabel: "ms", lines: jitter),
             ReportPlot(title: "End-to-end latency (frame markers)", yLabel: "ms", lines: latency, marks: freezes),
-        ]
+        ] + (drops.isEmpty ? [] : [ReportPlot(title: ReportSeries.dropsTitle, yLabel: "packets", lines: drops)])
         summary = rows
     }
 }

@@ -22,8 +22,6 @@ public enum RTCPError: Error, Equatable, CustomStringConvertible {
     case missingREMBIdentifier(offset: Int)
     /// An empty buffer was given where at least one RTCP packet is required.
     case empty
-    /// A REMB whose exponent shifts the 18-bit mantissa past 64 bits (no real bitrate).
-    case rembBitrateOverflow(offset: Int, exponent: Int)
     /// A report's profile-specific extension that is not whole 32-bit words (RFC 3550 §6.4.1).
     case extensionNotWordAligned(offset: Int, length: Int)
 
@@ -39,7 +37,6 @@ public enum RTCPError: Error, Equatable, CustomStringConvertible {
         case let .wrongPacketType(o, pt, f): return "RTCP: unexpected packet type \(pt) format \(f) at byte \(o)"
         case let .missingREMBIdentifier(o): return "RTCP: missing REMB identifier at byte \(o)"
         case .empty: return "RTCP: empty packet"
-        case let .rembBitrateOverflow(o, e): return "RTCP: REMB exponent \(e) at byte \(o) overflows 64 bits"
         case let .extensionNotWordAligned(o, l): return "RTCP: profile extension of \(l) bytes at byte \(o) is not whole 32-bit words"
         }
     }
@@ -56,7 +53,6 @@ public enum RTCPError: Error, Equatable, CustomStringConvertible {
         case let .wrongPacketType(o, pt, f): return .wrongPacketType(offset: o + base, packetType: pt, format: f)
         case let .missingREMBIdentifier(o): return .missingREMBIdentifier(offset: o + base)
         case .empty: return .empty
-        case let .rembBitrateOverflow(o, e): return .rembBitrateOverflow(offset: o + base, exponent: e)
         case let .extensionNotWordAligned(o, l): return .extensionNotWordAligned(offset: o + base, length: l)
         }
     }

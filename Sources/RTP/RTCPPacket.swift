@@ -1,4 +1,4 @@
-// RTCPPacket: one RTCP packet of any supported type and compound packets (RFC 3550 §6, RFC 4585, RFC 5104, REMB).
+// RTCPPacket: one RTCP packet of any supported type (RFC 3550 §6, RFC 4585, RFC 5104, REMB).
 import Bytes
 
 /// One RTCP packet of any supported type (RFC 3550 §6, RFC 4585, RFC 5104, REMB).
@@ -64,44 +64,5 @@ public enum RTCPPacket: Equatable, Sendable {
         case let .receiverEstimatedMaxBitrate(p): return p.serialized()
         case let .unknown(_, bytes): return bytes
         }
-    }
-}
-
-/// A compound RTCP packet (RFC 3550 §6.1): RTCP packets back to back, each
-/// sized by its length field. A reduced-size packet (RFC 5506 §3), a single
-/// packet that is not SR/RR, is accepted too; the parser does not insist that
-/// the first packet be an SR or RR.
-public enum RTCPCompound {
-    /// Splits `bytes` into RTCP packets and parses each.
-    ///
-    /// Throws ``RTCPError`` with offsets from the start of `bytes`:
-    /// `.empty` (no bytes), `.lengthBeyondBuffer` (a length field lies),
-    /// `.trailingBytes` (1–3 bytes after the last packet), `.badVersion`
-    /// (including garbage of 4+ bytes after the last packet), `.countInconsistentWithLength`,
-    /// `.truncated`, `.badPadding`, `.missingREMBIdentifier`.
-    public static func parse(_ bytes: [UInt8]) throws(RTCPError) -> [RTCPPacket] {
-        guard !bytes.isEmpty else { throw .empty }
-        var packets: [RTCPPacket] = []
-        var offset = 0
-        while offset < bytes.count {
-            let left = bytes.count - offset
-            guard left >= 4 else { throw .trailingBytes(offset: offset, count: left) }
-            let rest = Array(bytes[offset...])
-            do {
-                let p = try RTCPPacket(parsing: rest)
-                var r = ByteReader(rest)
-                let h = try RTCPHeader.read(&r)
-                packets.append(p)
-                offset += h.packetLength
-            } catch {
-                throw error.shifted(by: offset)
-            }
-        }
-        return packets
-    }
-
-    /// Concatenates the packets' wire forms into one compound packet.
-    public static func serialize(_ packets: [RTCPPacket]) -> [UInt8] {
-        packets.flatMap { $0.serialized() }
     }
 }

@@ -6,11 +6,13 @@ import Bytes
 ///
 /// After sender SSRC and media SSRC (0): "REMB", Num SSRC (8 bits),
 /// BR Exp (6 bits), BR Mantissa (18 bits), then Num SSRC SSRCs.
-/// The bitrate is `mantissa << exp` bits per second.
+/// The bitrate is `mantissa << exp` bits per second; a value past 64 bits (exponents up to
+/// 63 allow `0x3FFFF << 63`) saturates to `UInt64.max`, "no limit" in effect.
 public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
     /// SSRC of the packet sender.
     public var senderSSRC: UInt32
-    /// The estimated maximum total bitrate, bits per second (as decoded; exact when built from exp/mantissa).
+    /// The estimated maximum total bitrate, bits per second (as decoded: exact when
+    /// `mantissa << exp` fits 64 bits, else `UInt64.max`).
     public var bitrate: UInt64
     /// The media SSRCs the estimate applies to.
     public var ssrcs: [UInt32]
@@ -22,7 +24,9 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         self.ssrcs = ssrcs
     }
 
-    /// Parses one REMB. Throws ``RTCPError``: `.wrongPacketType` (not 206/FMT 15),
+    /// Parses one REMB; a bitrate whose mantissa shifted by its exponent passes 64 bits is
+    /// `UInt64.max` (saturated, not refused: the sender means "more than we can count").
+    /// Throws ``RTCPError``: `.wrongPacketType` (not 206/FMT 15),
     /// `.missingREMBIdentifier`, `.countInconsistentWithLength` (Num SSRC × 4 exceeds the length),
     /// `.lengthBeyondBuffer`, `.truncated`, `.badVersion`, `.badPadding`.
     public init(parsing bytes: [UInt8]) throws(RTCPError) {
@@ -32,7 +36,6 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         guard id == Array("REMB".utf8) else { throw .missingREMBIdentifier(offset: idAt) }
         let countAt = r.offset
         let count = Int(try rtcp { () throws(ByteReaderError) in try r.u8("REMB Num SSRC") })
-        let bitrateAt = r.offset
         let word = try rtcp { () throws(ByteReaderError) in try r.u24("REMB BR Exp/Mantissa") }
         let exp = UInt64(word >> 18)
         let mantissa = UInt64(word & 0x3_FFFF)
@@ -41,23 +44,30 @@ public struct ReceiverEstimatedMaxBitrate: Equatable, Sendable {
         }
         var ssrcs: [UInt32] = []
         for _ in 0..<count { ssrcs.append(try rtcp { () throws(ByteReaderError) in try r.u32("REMB SSRC") }) }
-        // exp is at most 63; an 18-bit mantissa shifted past bit 63 is no real bitrate.
-        guard exp <= 46 || mantissa == 0 else { throw .rembBitrateOverflow(offset: bitrateAt, exponent: Int(exp)) }
-        let bitrate = exp > 46 ? 0 : mantissa << exp
-        self.init(senderSSRC: h.senderSSRC, bitrate: bitrate, ssrcs: ssrcs)
+        self.init(senderSSRC: h.senderSSRC, bitrate: Self.bitrate(exponent: exp, mantissa: mantissa), ssrcs: ssrcs)
+    }
+
+    /// `mantissa << exponent` (bits per second), or `UInt64.max` when that passes 64 bits:
+    /// the mantissa's highest set bit moved by the exponent lands beyond bit 63.
+    static func bitrate(exponent: UInt64, mantissa: UInt64) -> UInt64 {
+        guard mantissa != 0 else { return 0 }
+        let bits = UInt64(UInt64.bitWidth - mantissa.leadingZeroBitCount)  // 1…18
+        return bits + exponent > 64 ? UInt64.max : mantissa << exponent
     }
 
     /// The packet on the wire; the bitrate is encoded with the smallest exponent
-    /// whose 18-bit mantissa holds it (rounded down).
+    /// whose 18-bit mantissa holds it (rounded down), and `UInt64.max` (a saturated value)
+    /// as the largest code, exponent 63 and mantissa 0x3FFFF, which parses back to it.
     public func serialized() -> [UInt8] {
         var exp: UInt64 = 0
         while bitrate >> exp > 0x3_FFFF { exp += 1 }
-        let mantissa = UInt32(bitrate >> exp)
+        let saturated = bitrate == UInt64.max
+        let word = saturated ? 63 << 18 | 0x3_FFFF : UInt32(exp) << 18 | UInt32(bitrate >> exp)
         let list = ssrcs.prefix(255)
         return FeedbackHeader.serialize(format: 15, packetType: 206, senderSSRC: senderSSRC, mediaSSRC: 0) { w in
             w.append(Array("REMB".utf8))
             w.u8(UInt8(list.count))
-            w.u24(UInt32(exp) << 18 | mantissa)
+            w.u24(word)
             for x in list { w.u32(x) }
         }
     }

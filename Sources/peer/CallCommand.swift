@@ -375,6 +375,9 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
         case let .remapped(peer, detail):
             say("\(peer): renegotiation renumbered \(detail); followed")
             if json { out.emit(["event": "remapped", "peer": peer, "detail": detail]) }
+        case let .previousPayloadType(peer, mid, pt, negotiated):
+            say("\(peer): mid \(mid): the peer still sends payload type \(pt), which its renegotiation numbered \(negotiated); taken")
+            if json { out.emit(["event": "previousPayloadType", "peer": peer, "mid": mid, "payloadType": pt, "negotiatedPayloadType": negotiated]) }
         case let .renegotiationFailed(peer, reason):
             say("\(peer): \(reason)")
             if json { out.emit(["event": "renegotiationFailed", "peer": peer, "reason": reason]) }
@@ -395,6 +398,14 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
                 + "\(v?.frameWidth ?? 0)x\(v?.frameHeight ?? 0), packetsLost \(v?.packetsLost ?? 0), nackCount \(v?.nackCount ?? 0)), "
                 + "\(a?.framesWritten ?? 0) audio packets; sent \(ov?.framesSent ?? 0) frames; "
                 + "first frame \(report.timings.firstRemoteFrameMs.map { String(format: "%.0f ms", $0) } ?? "-") → \(videoPath), \(audioPath)")
+            if let t = report.transports.first, t.drops.contains(where: { $0.count > 0 }) {
+                say("\(peer): dropped on arrival: " + t.drops.filter { $0.count > 0 }.map { "\($0.field) \($0.count)" }.joined(separator: ", "),
+                    level: .warn)
+            }
+            for s in [v, a].compactMap({ $0 }) where s.packetsWithPreviousPayloadType > 0 {
+                say("\(peer): took \(s.packetsWithPreviousPayloadType) \(s.kind) packets with payload type \(s.previousPayloadType ?? 0), "
+                    + "which the peer's renegotiation renumbered to \(s.codecId?.dropFirst(3) ?? "-")")
+            }
             let overflows = (v?.sinkOverflowDrops ?? 0) + (a?.sinkOverflowDrops ?? 0)
             if overflows > 0 {
                 say("\(peer): warning: decoding and recording fell 2 s behind what arrived (this machine too busy); "

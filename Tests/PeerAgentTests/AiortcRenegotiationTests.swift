@@ -117,6 +117,59 @@ import TestSupport
         #expect(try await CallChecks.decodedFrames(r.ivf) == frames.count)
     }
 
+    /// `peer` offers; aiortc answers, then holds `peer` (re-offers `sendonly` 2 s after
+    /// connecting) and unholds it (`sendrecv` at 5 s). aiortc 1.16's re-offers renumber the
+    /// payload types (Opus 111 → 96, VP8 96 → 97: VP8's old number is now Opus's) while
+    /// its running sender keeps the old ones; on main `peer` followed the new numbers and
+    /// dropped everything aiortc sent from 2 s on, uncounted (its recording ended there:
+    /// 62 of 301 frames). Now each m-section keeps taking its previous numbers:
+    /// `peer`'s recording of aiortc's video goes on through the hold and after the unhold
+    /// (decodable), each section reports the old number once (`previousPayloadType`,
+    /// matching what `remapped` renumbered) and its `inbound-rtp` names it, and nothing
+    /// aiortc sent was dropped.
+    @Test func aiortcAnsweringHoldsAndUnholdsWithRenumberedPayloadTypes() async throws {
+        let r = try await Self.call(peerOffers: true, seconds: 10, peerExtra: [],
+                                    aiortcExtra: ["--accept-reoffers", "--reoffer-at", "2:sendonly", "--reoffer-at", "5:sendrecv"])
+        defer { try? FileManager.default.removeItem(atPath: r.dir) }
+        let renegotiated = Self.named(r.peer, "renegotiated")
+        let previous = Self.named(r.peer, "previousPayloadType")
+        // "mid 0: payload type 111 is now 96; mid 1: payload type 96 is now 97"
+        let detail = Self.named(r.peer, "remapped").compactMap { $0["detail"] as? String }.joined(separator: "; ")
+        var renumbered: [String: (Int, Int)] = [:]
+        for m in detail.matches(of: /mid (\S+): payload type (\d+) is now (\d+)/) {
+            if let old = Int(m.2), let new = Int(m.3) { renumbered[String(m.1)] = (old, new) }
+        }
+        let video = Self.stats(r.peer, "inbound-rtp", "video"), audio = Self.stats(r.peer, "inbound-rtp", "audio")
+        let transport = (Self.named(r.peer, "stats").last?["report"] as? [String: Any]).flatMap { ($0["stats"] as? [String: [String: Any]])?["T-bundle"] }
+        let frames = try CallRenegotiationTests.frameTimes(r.ivf)
+        let gap = zip(frames.dropFirst(), frames).map { $0 - $1 }.max() ?? 99
+        let afterUnhold = frames.filter { $0 > 5.5 }.count
+        let sent = Self.named(r.aiortc, "result").last?["videoFramesSent"] as? Int ?? 0
+        print("aiortc answering holds and unholds: peer \(renegotiated.map { "\($0["reason"] ?? "-") \($0["after"] ?? "-")" }); remapped \(detail); "
+            + "previousPayloadType \(previous.map { "mid \($0["mid"] ?? "-") \($0["payloadType"] ?? "-") (negotiated \($0["negotiatedPayloadType"] ?? "-"))" }); "
+            + "peer wrote \(frames.count) of aiortc's \(sent) frames, \(afterUnhold) after the unhold, longest gap \(String(format: "%.2f", gap)) s; "
+            + "taken with previous numbers: video \(video?["packetsWithPreviousPayloadType"] ?? "-") (\(video?["previousPayloadType"] ?? "-")), "
+            + "audio \(audio?["packetsWithPreviousPayloadType"] ?? "-") (\(audio?["previousPayloadType"] ?? "-")) of \(audio?["packetsReceived"] ?? "-"); "
+            + "rtpUnknownPayloadTypeDrops \(transport?["rtpUnknownPayloadTypeDrops"] ?? "-")")
+        #expect(r.peerStatus == 0 && r.aiortcStatus == 0)
+        #expect(renegotiated.compactMap { $0["reason"] as? String } == ["hold", "unhold"] && renegotiated.allSatisfy { $0["offerer"] as? String == "remote" },
+                "\(renegotiated)")
+        try #require(renumbered.count == 2, "aiortc renumbered both sections: \(detail)")
+        #expect(previous.count == 2 && Set(previous.compactMap { $0["mid"] as? String }) == Set(renumbered.keys), "once per m-section: \(previous)")
+        for e in previous {
+            let mid = e["mid"] as? String ?? "-"
+            #expect(e["payloadType"] as? Int == renumbered[mid]?.0 && e["negotiatedPayloadType"] as? Int == renumbered[mid]?.1, "\(e) vs \(detail)")
+        }
+        let videoMid = video?["mid"] as? String ?? "-", audioMid = audio?["mid"] as? String ?? "-"
+        #expect(video?["previousPayloadType"] as? Int == renumbered[videoMid]?.0 && (video?["packetsWithPreviousPayloadType"] as? Int ?? 0) > 100)
+        #expect(audio?["previousPayloadType"] as? Int == renumbered[audioMid]?.0 && (audio?["packetsWithPreviousPayloadType"] as? Int ?? 0) > 200)
+        #expect(transport?["rtpUnknownPayloadTypeDrops"] as? Int == 0 && transport?["rtpUnknownSsrcDrops"] as? Int == 0)
+        #expect(afterUnhold >= 30 * 3 && (frames.last ?? 0) > 8, "aiortc's video after the unhold: \(afterUnhold) frames, last at \(frames.last ?? 0) s")
+        #expect(gap < 0.5, "and all along: longest gap \(gap) s")
+        #expect(frames.count >= sent - 15, "\(frames.count) of \(sent)")
+        #expect(try await CallChecks.decodedFrames(r.ivf) == frames.count)
+    }
+
     /// An aiortc that ignores re-offers: `peer`'s hold re-offer gets no answer; after
     /// `--timeout 3` it is rolled back and reported, the call stays `established` and
     /// ends normally with media both ways.

@@ -89,6 +89,34 @@ import TestSupport
         }
     }
 
+    /// A timeline whose transport counts drops (SRTP tags from t = 2 s, unknown payload
+    /// types at 4 s, the other reasons at 0): the report plots them by reason — a line for
+    /// each reason that counted any — and the summary names them; a timeline without any
+    /// has no such plot, and its summary says "none".
+    @Test func dropsByReasonArePlottedAndSummarized() throws {
+        let dropping = Self.timeline().split(separator: "\n").enumerated().map { i, line in
+            let auth = i >= 2 ? 50 : 0, pt = i >= 4 ? 7 : 0
+            return line.replacingOccurrences(of: #""type":"transport","#, with: #""type":"transport","srtpAuthFailures":\#(auth),"#
+                + #""rtpUnknownPayloadTypeDrops":\#(pt),"rtpUnknownSsrcDrops":0,"srtpReplayDrops":0,"rtcpMalformedDrops":0,"#)
+        }.joined(separator: "\n")
+        let series = ReportSeries(try StatsTimeline.read(dropping, source: "t.jsonl"))
+        let drops = try #require(series.plots.first { $0.title == ReportSeries.dropsTitle })
+        #expect(drops.lines.map(\.name) == ["answerer srtpAuthFailures", "answerer rtpUnknownPayloadTypeDrops"])
+        #expect(drops.lines.map { $0.points.map(\.1) } == [[0, 0, 50, 50, 50], [0, 0, 0, 0, 7]])
+        #expect(series.summary.first { $0.figure == "packets dropped on arrival" }?.value == "srtpAuthFailures 50, rtpUnknownPayloadTypeDrops 7")
+        let html = try CallReport.html(try StatsTimeline.read(dropping, source: "t.jsonl"), title: "t")
+        #expect(html.components(separatedBy: "<svg").count - 1 == 7)
+        #expect(html.contains("data-title=\"\(ReportSeries.dropsTitle)\">\n<svg"))
+
+        let clean = dropping.replacingOccurrences(of: #""srtpAuthFailures":50,"#, with: #""srtpAuthFailures":0,"#)
+            .replacingOccurrences(of: #""rtpUnknownPayloadTypeDrops":7,"#, with: #""rtpUnknownPayloadTypeDrops":0,"#)
+        let none = ReportSeries(try StatsTimeline.read(clean, source: "t.jsonl"))
+        #expect(!none.plots.contains { $0.title == ReportSeries.dropsTitle })
+        #expect(none.summary.first { $0.figure == "packets dropped on arrival" }?.value == "none")
+        #expect(!ReportSeries(try StatsTimeline.read(Self.timeline(), source: "t.jsonl")).summary.contains { $0.figure == "packets dropped on arrival" },
+                "a timeline without drop counts says nothing about drops")
+    }
+
     /// Outside text and numbers as they come: a peer name with gnuplot's and HTML's
     /// special characters is shown as it is (escaped for HTML, no gnuplot formatting, no
     /// backquote command run), and counts beyond Int's range print instead of trapping.

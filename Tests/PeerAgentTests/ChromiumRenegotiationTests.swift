@@ -127,6 +127,38 @@ import TestSupport
         }
     }
 
+    /// `peer` offers; Chromium answers, then holds `peer` (its transceivers `sendonly` 3 s
+    /// after connecting) and unholds it (`sendrecv` at 6 s), re-offering each time. Unlike
+    /// aiortc, Chromium's re-offers keep the payload types agreed (RFC 8829 §5.2.2), so
+    /// nothing is renumbered: no `remapped` and no `previousPayloadType` event, no packet
+    /// taken with a previous number or dropped for its payload type — and `peer`'s
+    /// recording of Chromium goes on through the hold and after the unhold.
+    @Test func chromiumAnsweringHoldsAndUnholdsWithoutRenumbering() async throws {
+        try await CallSlots.with(peers: 3) {
+            let r = try await Self.call(peerOffers: true, peerExtra: [], chromiumActions: ["3:sendonly", "6:sendrecv"], seconds: 10)
+            defer { r.h.remove() }
+            let renegotiated = r.peer.events("renegotiated")
+            let report = (r.peer.events("stats").last?["report"] as? [String: Any])?["stats"] as? [String: [String: Any]] ?? [:]
+            let video = report.values.first { $0["type"] as? String == "inbound-rtp" && $0["kind"] as? String == "video" }
+            let transport = report["T-bundle"]
+            let frames = try CallRenegotiationTests.frameTimes(r.h.path("peer.ivf"))
+            let afterUnhold = frames.filter { $0 > 6.5 }.count
+            print("chromium answering holds and unholds: peer \(renegotiated.map { "\($0["reason"] ?? "-") \($0["offerer"] ?? "-")" }); "
+                + "remapped \(r.peer.events("remapped").count), previousPayloadType \(r.peer.events("previousPayloadType").count); "
+                + "Chromium's video at peer: \(frames.count) frames, \(afterUnhold) after the unhold; "
+                + "packetsWithPreviousPayloadType \(video?["packetsWithPreviousPayloadType"] ?? "-"), "
+                + "rtpUnknownPayloadTypeDrops \(transport?["rtpUnknownPayloadTypeDrops"] ?? "-")")
+            #expect(r.peer.status == 0 && r.chromiumStatus == 0, "\(r.peer.log)")
+            #expect(renegotiated.compactMap { $0["reason"] as? String } == ["hold", "unhold"] && renegotiated.allSatisfy { $0["offerer"] as? String == "remote" },
+                    "\(renegotiated)")
+            #expect(r.peer.events("previousPayloadType").isEmpty && r.peer.events("remapped").isEmpty)
+            #expect(video?["packetsWithPreviousPayloadType"] as? Int == 0 && video?["previousPayloadType"] == nil)
+            #expect(transport?["rtpUnknownPayloadTypeDrops"] as? Int == 0)
+            #expect(afterUnhold >= 20 * 2, "Chromium's video after the unhold: \(afterUnhold) frames")
+            #expect(try await CallChecks.decodedFrames(r.h.path("peer.ivf")) == frames.count)
+        }
+    }
+
     /// `peer` offers and holds Chromium from 3 s to 9 s: Chromium answers `recvonly` and
     /// back; its `getStats` shows the pause — the held side stops sending (RFC 3264 §8.4):
     /// Chromium's outbound video `framesSent` stands still, and sent again after the

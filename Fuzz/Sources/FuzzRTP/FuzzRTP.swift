@@ -24,6 +24,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         }
     }
 
+    fuzzSkippingParse(bytes)
     fuzzPayloadFormats(bytes)
 
     // Sequence unwrapping and statistics never trap on any sequence of numbers.
@@ -34,6 +35,28 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         i += 2
     }
     return 0
+}
+
+/// The compound parser that skips bad packets (RFC 3550 §6.1): never traps, agrees with
+/// the strict parser where that succeeds, keeps only packets that round-trip alone, and
+/// accounts for no more packets than the input has 4-byte words.
+func fuzzSkippingParse(_ bytes: [UInt8]) {
+    let r = RTCPCompound.parseSkipping(bytes)
+    if let strict = try? RTCPCompound.parse(bytes) {
+        guard r.packets == strict, r.malformed == 0 else {
+            fatalError("RTCP skipping parse disagrees with the strict one for \(bytes)")
+        }
+    } else if r.malformed == 0 {
+        fatalError("RTCP skipping parse found nothing wrong where the strict one failed: \(bytes)")
+    }
+    guard r.packets.count + r.skipped <= bytes.count / 4 else {
+        fatalError("RTCP skipping parse counted more packets than words in \(bytes)")
+    }
+    for p in r.packets {
+        guard let again = try? RTCPCompound.parse(p.serialized()), again == [p] else {
+            fatalError("RTCP packet kept by the skipping parse does not round-trip alone: \(p) from \(bytes)")
+        }
+    }
 }
 
 /// The VP8 (RFC 7741) and Opus (RFC 7587) payload formats.

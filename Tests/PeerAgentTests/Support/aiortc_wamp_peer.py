@@ -8,6 +8,7 @@ Run it with the aiortc venv's python.
         [--width 320 --height 240 --fps 30 --tone 660] [--payload object|string]
         [--candidates-in-sdp] [--candidates-first]
         [--accept-reoffers] [--reoffer-at SECONDS:DIRECTION ...]
+        [--send-bad N] [--send-bad-at SECONDS]
         [--no-media] [--data-channel SPEC ...] [--data-burst LABEL:N:BYTES ...]
         [--data-send S:LABEL:TEXT ...] [--data-close S:LABEL ...] [--data-echo]
         [--record-audio PATH.ogg]
@@ -39,6 +40,16 @@ after connected and re-offers, applying the answer that comes back. aiortc makes
 a new o= session id for every description, so our own publications are
 recognised by the o= identities we published, offers and answers apart. Events "renegotiated" ({by: local
 or remote, direction, ms}) report each exchange.
+
+Bad packets (--send-bad N, for the drop counters of the other side): --send-bad-at
+seconds (default 2) after connected, through aiortc's own DTLS-SRTP transport
+(RTCDtlsTransport: its SRTP session protects them, its ICE transport sends them), on
+each connected link: N RTP packets carrying the video section's mid (RFC 8843
+header extension, the negotiated id) with a payload type neither section negotiated;
+N with the negotiated video payload type from an SSRC never announced, without a mid;
+and N whose SRTP authentication tag has its last byte flipped after protection. Each
+kind has an SSRC of its own (sequence numbers 1..N, 5 ms apart), so the real streams'
+SRTP indexes are untouched. A "sentBad" event names the SSRCs and payload types.
 
 ICE: aiortc gathers every local candidate inside setLocalDescription, so vanilla
 publishes that description as it is. For trickle it publishes the description
@@ -595,6 +606,49 @@ class Agent:
               "directions": [t.currentDirection for t in link.pc.getTransceivers()],
               "ms": round((time.monotonic() - started) * 1000, 1)})
 
+    async def send_bad(self, link, n):
+        """--send-bad: N packets of each bad kind through the link's DTLS-SRTP transport."""
+        sdp = link.pc.localDescription.sdp
+        video = sdp[sdp.index("m=video"):] if "m=video" in sdp else ""
+        mid = re.search(r"^a=mid:(\S+)", video, re.M).group(1)
+        video_pt = int(video.split("\r\n", 1)[0].split()[3])
+        ext = re.search(r"^a=extmap:(\d+)\S* urn:ietf:params:rtp-hdrext:sdes:mid", sdp, re.M)
+        used = {int(pt) for line in re.findall(r"^m=\S+ \d+ \S+ (.*)$", sdp, re.M) for pt in line.split() if pt.isdigit()}
+        bad_pt = next(pt for pt in range(127, 95, -1) if pt not in used)
+        ssrcs = [int.from_bytes(os.urandom(4), "big") | 1 for _ in range(3)]
+        dtls = link.pc.getTransceivers()[0].sender.transport
+
+        def rtp(pt, ssrc, seq, mid_ext=None):
+            first = 0x90 if mid_ext else 0x80
+            head = bytes([first, pt]) + seq.to_bytes(2, "big") + (seq * 3000).to_bytes(4, "big") + ssrc.to_bytes(4, "big")
+            if mid_ext:
+                ext_id, value = mid_ext
+                element = bytes([ext_id << 4 | (len(value) - 1)]) + value
+                element += bytes((-len(element)) % 4)
+                head += b"\xbe\xde" + (len(element) // 4).to_bytes(2, "big") + element
+            return head + bytes([0x90, 0x80, 0x00]) + os.urandom(20)
+
+        for seq in range(1, n + 1):
+            await dtls._send_rtp(rtp(bad_pt, ssrcs[0], seq, (int(ext.group(1)), mid.encode()) if ext else None))
+            await dtls._send_rtp(rtp(video_pt, ssrcs[1], seq))
+            protected = bytearray(dtls._tx_srtp.protect(rtp(video_pt, ssrcs[2], seq)))
+            protected[-1] ^= 0xFF
+            await dtls.transport._send(bytes(protected))
+            await asyncio.sleep(0.005)
+        emit({"event": "sentBad", "peer": link.remote, "count": n, "mid": mid, "midExtension": bool(ext),
+              "unknownPayloadType": {"ssrc": ssrcs[0], "payloadType": bad_pt},
+              "unknownSsrc": {"ssrc": ssrcs[1], "payloadType": video_pt}, "badTag": {"ssrc": ssrcs[2], "payloadType": video_pt}})
+
+    async def scheduled_bad(self):
+        """--send-bad: --send-bad-at seconds after the first connection, on every connected link."""
+        if not self.args.send_bad:
+            return
+        await self.connected.wait()
+        await asyncio.sleep(self.args.send_bad_at)
+        for link in list(self.links.values()):
+            if link.connected_at is not None:
+                await self.send_bad(link, self.args.send_bad)
+
     async def scheduled_reoffers(self):
         """--reoffer-at: each at its time after the first connection, on every connected link."""
         await self.connected.wait()
@@ -751,6 +805,7 @@ class Agent:
             raise Failure(f"router {a.router}: {error}", 3)
         republisher = asyncio.ensure_future(self.republish_offers())
         reoffers = asyncio.ensure_future(self.scheduled_reoffers())
+        bad = asyncio.ensure_future(self.scheduled_bad())
         try:
             await self.setup()
             if not await self.until(self.connected, a.timeout):
@@ -769,6 +824,7 @@ class Agent:
         finally:
             republisher.cancel()
             reoffers.cancel()
+            bad.cancel()
             self.finishing = True
             for link in list(self.links.values()):
                 await link.close()
@@ -825,6 +881,9 @@ def main():
     ap.add_argument("--accept-reoffers", action="store_true", help="apply and answer re-offers from the call's peer")
     ap.add_argument("--reoffer-at", action="append", default=[], type=reoffer_at, metavar="SECONDS:DIRECTION",
                     help="set every transceiver's direction and re-offer, SECONDS after connected (repeatable)")
+    ap.add_argument("--send-bad", type=int, default=0, metavar="N",
+                    help="send N packets of each bad kind: unnegotiated payload type, unknown SSRC, broken SRTP tag")
+    ap.add_argument("--send-bad-at", type=float, default=2.0, metavar="SECONDS", help="when, after connected (default 2)")
     ap.add_argument("--duration", type=float, default=5.0, help="seconds of media once connected")
     ap.add_argument("--timeout", type=float, default=15.0, help="seconds to join and to connect")
     ap.add_argument("--width", type=int, default=320)

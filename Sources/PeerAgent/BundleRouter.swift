@@ -19,6 +19,10 @@ struct BundleRouter {
     /// Routes `ssrc` to `receiver` (an SSRC the remote description announced).
     mutating func announce(ssrc: UInt32, to receiver: RtpReceiver) { ssrcRoutes[ssrc] = receiver }
 
+    /// Forgets every SSRC route (the peer's new process, a new DTLS association, sends from
+    /// SSRCs of its own: its description announces them again, or packets teach them).
+    mutating func forgetLearnedRoutes() { ssrcRoutes = [:] }
+
     /// The receiver for `packet` among `transceivers`, or nil when none takes it (the
     /// packet is dropped): by mid, else SSRC, else payload type — and in every case only
     /// with a payload type its m-section negotiated (a receiver ignores others, RFC 3550

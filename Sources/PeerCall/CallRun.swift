@@ -268,7 +268,12 @@ final class CallRun {
             remoteCandidate(candidate, peer: from, topic: topic)
         case let .joined(user):
             onEvent(.peerJoined(user))
-            guard links[user] == nil else { return nil }
+            if let link = links[user] {
+                // A user we are in a call with announced itself again: its process restarted
+                // or its page reloaded. Its new session joins this connection.
+                if link.inCall, !finishing { await peerRejoined(link) }
+                return nil
+            }
             do { try await startOffer(to: user) } catch { return drop(topic, "cannot call \(user): \(error)") }
         case let .hangUp(from):
             guard profile.isMesh else {
@@ -518,6 +523,9 @@ final class CallRun {
             onEvent(.track(peer: peer, kind: info.kind, mid: info.mid, codec: info.codec))
         case let .remapped(detail):
             onEvent(.remapped(peer: peer, detail: detail))
+        case let .dtlsRestarted(restart):
+            onEvent(.dtlsRestarted(peer: peer, restart))
+            reopenDataChannels(link, offeredByUs: restart.offeredByUs)
         case let .remoteCandidateDropped(candidate, reason):
             onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
         case let .iceConnectionState(s) where s == .connected || s == .completed:

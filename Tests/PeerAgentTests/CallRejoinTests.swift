@@ -98,6 +98,15 @@ import Glibc
                 + "first video frame +\(Int(frameAt - joinedAt)) ms, message through the re-made channel and back +\(Int(echoedAt - joinedAt)) ms "
                 + "(killed \(Int(joinedAt - killedAt)) ms before the join)")
             #expect(dtlsAt - joinedAt <= 3000 && frameAt - joinedAt <= 3000 && echoedAt - joinedAt <= 3000)
+            // The same on the new process's own clock, from its router join (WELCOME): the
+            // survivor's video reaches it and the message arrives there (and is echoed).
+            let backJoined = try #require(Self.time(back, after: -1, Self.isEvent("milestone", ["name": "joined"])))
+            let frameEvent = try await back.next(timeout: 5, "first frame", Self.isEvent("milestone", ["name": "firstRemoteFrame", "peer": "surv"]))
+            let backFrame = try #require(frameEvent["t"] as? Double)
+            let backMessage = try #require(Self.time(back, after: -1, Self.isEvent("message", ["text": "after", "peer": "surv"])))
+            print("rejoin (\(killed.rawValue) killed): the new process, from its join: first video frame +\(Int(backFrame - backJoined)) ms, "
+                + "the message +\(Int(backMessage - backJoined)) ms")
+            #expect(backFrame - backJoined <= 3000 && backMessage - backJoined <= 3000)
             // The old channel was reported closed, between the kill and the new one's open.
             let closed = survivor.events().filter(Self.isEvent("datachannel", ["label": "chat", "state": "closed", "peer": "back"]))
             #expect(closed.count == 1, "\(closed)")

@@ -489,23 +489,6 @@ final class CallRun {
         return nil
     }
 
-    private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
-        guard let link = links[peer] else { return earlyCandidates.hold(candidate, topic: topic, from: peer) }
-        // Our own, echoed by the router: by our ufrag when the candidate names one, else by
-        // its text (never for end-of-candidates, whose text is the same from both sides).
-        if let ufrag = candidate.usernameFragment, !ufrag.isEmpty {
-            if link.localUfrags.contains(ufrag) { return }
-        } else if !candidate.isEndOfCandidates, link.published.contains(candidate.candidate) {
-            return
-        }
-        // A candidate of the peer's previous ICE generation, arriving after its restart.
-        if let ufrag = candidate.usernameFragment, link.previousRemoteUfrags.contains(ufrag) { return }
-        if !candidate.isEndOfCandidates { onEvent(.candidate(peer: peer, local: false, candidate: candidate.candidate)) }
-        do { try link.pc.addIceCandidate(candidate) } catch {
-            onEvent(.signalingError(topic: topic, reason: "\(error)"))
-        }
-    }
-
     // MARK: Connection events
 
     private func connectionEvent(peer: String, event: PeerConnectionEvent) async -> CallResult? {

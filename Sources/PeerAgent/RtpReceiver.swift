@@ -296,6 +296,7 @@ final class RtpReceiver: Sendable {
             n.frameArrivals = []
             n.sourcePackets = 0
             n.reportFirstFrame = true
+            toSink(.sourceRestarted, &e)
             return e
         }
         _ = act(effects)

@@ -199,6 +199,9 @@ final class ReplaceablePair: @unchecked Sendable {
         try chat2.send(.text("after"))
         try #require(pair.remoteChannel("b2", "chat2")).send(.text("back"))
         #expect(await eventually(within: 3) { pair.texts("b2") == ["after"] && pair.texts("a") == ["back"] })
+        // The markers of B2's frames (numbered from 0 again) count as a new sender's, not as repeats.
+        let e2e = try #require(va.receiver.endToEndSnapshot(inboundId: "IT"))
+        #expect(e2e.framesRepeated == 0 && e2e.framesWithMarker > writtenBefore + 15, "\(e2e)")
         // The recording decodes across the change: every frame A wrote.
         let written = va.receiver.snapshot().framesWritten ?? 0
         pair.a.close()

@@ -22,9 +22,13 @@ import Synchronization
 /// has put aside (that wait was the loop's longest delay during a 720p call). Each piece
 /// of state is behind its own `Mutex`, none held while calling out.
 public final class DtlsSrtpTransport: Sendable {
-    /// The DTLS handshake (nil until ``start(role:remoteFingerprints:)``) and the DTLS
-    /// records that arrived before it (at most 16, fed to it at start).
-    private let dtls = Mutex<(transport: DTLSTransport?, early: [[UInt8]])>((nil, []))
+    /// The DTLS handshake of the current association (nil until
+    /// ``start(role:remoteFingerprints:)``), the DTLS records that arrived before it (at most
+    /// 16, fed to it at start), and the association's number (``generation``): callbacks of
+    /// an association replaced by ``beginNewAssociation()`` carry an older one and are dropped.
+    private let dtls = Mutex<(transport: DTLSTransport?, early: [[UInt8]], generation: Int)>((nil, [], 0))
+    /// The inbound SRTP counters of the associations replaced so far (``snapshot`` adds them).
+    private let retiredInbound = Mutex(SRTPCounters())
     private let sessions = Mutex<(outbound: SRTPSession, inbound: SRTPSession)?>(nil)
     private let counters = Mutex(TransportCounters())
     /// Protected datagrams from other threads waiting for the loop thread, and whether a
@@ -127,25 +131,51 @@ public final class DtlsSrtpTransport: Sendable {
 
     /// Creates the DTLS association with our negotiated role and the remote
     /// fingerprints and starts the handshake (the client sends its ClientHello; the
-    /// server waits). Call once ICE is connected. A second call does nothing.
+    /// server waits). Call once ICE is connected. A second call for the same association
+    /// does nothing (after ``beginNewAssociation()`` it starts the new one).
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when OpenSSL cannot be set up.
     public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) {
+        let generation = dtls.withLock { $0.generation }
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
-            onStateChange: { [weak self] state in self?.dtlsStateChanged(state) },
-            onApplicationData: { [weak self] record in self?.applicationDataArrived(record) })
+            onStateChange: { [weak self] state in self?.dtlsStateChanged(state, generation: generation) },
+            onApplicationData: { [weak self] record in self?.applicationDataArrived(record, generation: generation) })
         let pending: [[UInt8]]? = dtls.withLock { d in
-            guard d.transport == nil else { return nil }  // started already: this one is dropped
+            // Started already, or replaced meanwhile: this one is dropped.
+            guard d.transport == nil, d.generation == generation else { return nil }
             d.transport = transport
             defer { d.early = [] }
             return d.early
         }
         guard let pending else { return }
-        let bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() }
-        doorbell.withLock { $0 = bell }
+        doorbell.withLock { bell in
+            if bell == nil { bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() } }
+        }
         transport.start()
         for record in pending { transport.receive(record) }
+    }
+
+    /// Replaces the DTLS association with a new one, not started yet (RFC 8842 §5, RFC
+    /// 8829 §5.11: the peer came back with a new certificate, through an ICE restart):
+    /// the old handshake and its SRTP sessions are dropped — without close_notify, whose
+    /// peer is gone and whose path now leads to the new one — and so are the DTLS records
+    /// kept for a start, the application data handler and records kept for one, and the
+    /// datagrams protected with the old keys still queued for the loop. The inbound SRTP
+    /// counters so far stay in ``snapshot``. Until ``start(role:remoteFingerprints:)``
+    /// starts the new handshake (and it connects), RTP and RTCP are neither sent nor taken.
+    public func beginNewAssociation() {
+        let old = dtls.withLock { d -> DTLSTransport? in
+            defer { d = (nil, [], d.generation + 1) }
+            return d.transport
+        }
+        if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
+            let final = inbound.counters
+            retiredInbound.withLock { $0.add(final) }
+        }
+        applicationData.withLock { $0 = (nil, []) }
+        outbound.withLock { $0.datagrams = [] }
+        _ = old  // let go here: its deinit cancels its retransmission timer; nothing is sent
     }
 
     /// Sets where the peer's application data records go (loop thread): those that came
@@ -166,7 +196,8 @@ public final class DtlsSrtpTransport: Sendable {
         handshake?.write(record) ?? false
     }
 
-    private func applicationDataArrived(_ record: [UInt8]) {
+    private func applicationDataArrived(_ record: [UInt8], generation: Int) {
+        guard dtls.withLock({ $0.generation }) == generation else { return }  // a replaced association's
         let handler = applicationData.withLock { a -> ApplicationDataHandler? in
             if a.handler == nil, a.early.count < Self.maximumEarlyApplicationData { a.early.append(record) }
             return a.handler
@@ -184,6 +215,7 @@ public final class DtlsSrtpTransport: Sendable {
     public var snapshot: TransportCounters {
         var c = counters.withLock { $0 }
         if let inbound = sessions.withLock({ $0?.inbound }) { c.inboundSRTP = inbound.counters }
+        c.inboundSRTP.add(retiredInbound.withLock { $0 })
         return c
     }
     /// The DTLS role, once started.
@@ -323,9 +355,10 @@ public final class DtlsSrtpTransport: Sendable {
         return sent
     }
 
-    /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports.
-    private func dtlsStateChanged(_ state: DTLSTransportState) {
-        guard let transport = handshake else { return }
+    /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports (only
+    /// for the current association: a replaced one's `generation` is older).
+    private func dtlsStateChanged(_ state: DTLSTransportState, generation: Int) {
+        guard let transport = dtls.withLock({ $0.generation == generation ? $0.transport : nil }) else { return }
         if state == .connected {
             guard let material = transport.keyingMaterial else {
                 onState(.failed, .noSRTPProfile)

@@ -227,6 +227,16 @@ public struct SRTPCounters: Equatable, Sendable {
 
     /// Creates counters, all zero.
     public init() {}
+
+    /// Adds `other`'s counts to these (a replaced session's, kept in the totals).
+    public mutating func add(_ other: SRTPCounters) {
+        protected += other.protected
+        unprotected += other.unprotected
+        authFailures += other.authFailures
+        replayOld += other.replayOld
+        replayFailures += other.replayFailures
+        otherFailures += other.otherFailures
+    }
 }
 
 /// The direction an ``SRTPSession`` serves.

@@ -30,6 +30,9 @@ struct BundleRouter {
         /// Its mid names no m-section of ours, and neither its SSRC nor its payload type routes it.
         case unknownSource
     }
+    /// Forgets every SSRC route (the peer's new process, a new DTLS association, sends from
+    /// SSRCs of its own: its description announces them again, or packets teach them).
+    mutating func forgetLearnedRoutes() { ssrcRoutes = [:] }
 
     /// The receiver for `packet` among `transceivers`, or nil when none takes it (the
     /// packet is dropped): ``resolve(_:among:)``'s receiver.

@@ -105,6 +105,14 @@ struct ConnectionStateMachine {
         return [.connectionState(.connecting, reason: nil)]
     }
 
+    /// A new DTLS association began (the peer came back with a new certificate, RFC 8842
+    /// §5): the DTLS transport is `new` until its handshake runs, so the connection is
+    /// `connecting` again (a failed or closed one stays so). Returns the events.
+    mutating func dtlsRenewed(now: Int64) -> [PeerConnectionEvent] {
+        dtls = .new
+        return [.dtlsState(.new)] + update(now: now, dtlsError: nil)
+    }
+
     /// Closed locally (``PeerConnection/close()``); the caller reports the event.
     mutating func close() { state = .closed }
 

@@ -9,7 +9,9 @@ import Synchronization
 ///   clock is not ours (estimated from its RTCP sender reports, RFC 3550 §6.4.1);
 ///   p50, p95 (0.5 ms buckets up to 10 s), max, and the p50 of the last second;
 /// - frame numbers: missing (below the highest seen, above the lowest, never seen), out of
-///   order (lower than one seen before) and repeated;
+///   order (lower than one seen before) and repeated — per sender: a new one (the peer's
+///   restarted process numbers from 0 again, ``newSource()``) starts them afresh, the
+///   counts so far kept;
 /// - freezes by the markers' frames, with the W3C rule (``VideoFrameTiming``).
 ///
 /// A value type; the receiver's sink thread keeps it.
@@ -29,6 +31,8 @@ struct EndToEndQuality: Sendable, Equatable {
     private(set) var distinct = 0, repeated = 0, outOfOrder = 0
     private(set) var lowest: Int?, highest: Int?
     private(set) var timing = VideoFrameTiming()
+    /// Distinct numbers of the current sender, and the missing ones of the senders before it.
+    private var sourceDistinct = 0, missingBefore = 0
 
     static func == (a: EndToEndQuality, b: EndToEndQuality) -> Bool {
         a.samples == b.samples && a.distinct == b.distinct && a.histogram == b.histogram && a.repeated == b.repeated
@@ -48,6 +52,7 @@ struct EndToEndQuality: Sendable, Equatable {
         }
         seen[word] |= bit
         distinct += 1
+        sourceDistinct += 1
         if let h = highest, number < h { outOfOrder += 1 }
         highest = max(highest ?? number, number)
         lowest = min(lowest ?? number, number)
@@ -64,10 +69,21 @@ struct EndToEndQuality: Sendable, Equatable {
         while let first = recent.first, writtenMs - first.0 > 1_000 { recent.removeFirst() }
     }
 
-    /// Frame numbers between the lowest and the highest seen that never came.
+    /// Frame numbers between the lowest and the highest seen that never came (of each sender).
     var missing: Int {
-        guard let lowest, let highest else { return 0 }
-        return highest - lowest + 1 - distinct
+        guard let lowest, let highest else { return missingBefore }
+        return missingBefore + highest - lowest + 1 - sourceDistinct
+    }
+
+    /// The stream's sender was replaced (a new DTLS association: the peer's new process,
+    /// whose frame numbers start again): numbers are tracked afresh from the next frame;
+    /// the counts (distinct, missing, out of order, repeated), latencies and freezes so far stay.
+    mutating func newSource() {
+        missingBefore = missing
+        seen = []
+        lowest = nil
+        highest = nil
+        sourceDistinct = 0
     }
 
     /// The latency at `fraction` (0…1) of the frames (bucket middle), ms; nil before any.

@@ -131,6 +131,12 @@ final class MediaPlane: Sendable {
         }
     }
 
+    /// Makes every video sender that sends send a key frame next (a new DTLS association:
+    /// the peer's new decoder needs one to start).
+    func requestKeyFrames() {
+        for t in transceivers where t.kind == .video && t.currentDirection?.sends == true { t.sender.generateKeyFrame() }
+    }
+
     /// Ends media (idempotent): cancels the RTCP timers on `loop`, stops the senders, sends
     /// BYE for our SSRCs when DTLS is connected, and closes the receivers (waiting for
     /// their sink threads to finish writing, so files are complete).

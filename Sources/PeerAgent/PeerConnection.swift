@@ -76,21 +76,27 @@ public final class PeerConnection: Sendable {
         var gathering: IceGatheringState = .new
         var machine: ConnectionStateMachine
         var negotiated = false
-        var dtlsRole: DTLSRole?
+        /// The DTLS association in use (or beginning): roles, fingerprints, handshake start.
+        var association = DtlsAssociation()
         /// Our `a=setup` in the DTLS association in use (`active` for its client), once
         /// the first answer fixed the roles (RFC 8842 §5.5).
-        var establishedSetup: Setup? { dtlsRole.map { $0 == .client ? .active : .passive } }
-        var remoteFingerprints: [(algorithm: String, hex: String)] = []
+        var establishedSetup: Setup? { association.setup }
+        /// A new association began (``DtlsAssociation``) and the transports still hold the
+        /// old one: the old handshake's deadline timer to cancel once the lock is released.
+        var pendingRenewal: UInt32?
+        /// ICE restarts applied, and their count when the last pair was selected: a new
+        /// association's handshake waits for a pair selected after its restart.
+        var iceRestarts = 0, pairSelectedAfterRestarts = -1
         var selectedPair: IceCandidatePair?
-        var dtlsTimer: UInt32 = 0
-        var sessionVersion: UInt64 = 2
+        /// The `o=` version of our descriptions (RFC 3264 §8: raised by each one set).
+        var version = SessionVersion()
+        /// W3C `[[NegotiationNeeded]]`: `negotiationneeded` was fired and not yet cleared.
+        var negotiationNeededFlag = false
         var credentials: (ufrag: String, pwd: String) = ("", "")
         /// True once ``close()`` ran (the state may also be `closed` because the peer closed).
         var closedLocally = false
         /// Remote candidates taken, held and checked (with the remote ufrag).
         var remoteCandidates = RemoteCandidates()
-        /// True once DTLS was started (at most once).
-        var dtlsStarted = false
     }
 
     /// Creates a connection (no network activity until a description is set).
@@ -120,7 +126,11 @@ public final class PeerConnection: Sendable {
 
     // MARK: Transceivers
 
-    /// Adds a transceiver (W3C `addTransceiver`) before the offer or answer is made.
+    /// Adds a transceiver (W3C `addTransceiver`): its m-section comes with the next offer
+    /// (or, before the first offer, the answer to the peer's offer takes it). It raises
+    /// ``PeerConnectionEvent/negotiationNeeded`` when the connection is `stable` and the
+    /// flag was clear (W3C "update the negotiation-needed flag"; also before the first
+    /// offer, where a new connection's first transceiver raises it).
     /// - Parameters:
     ///   - kind: `.audio` or `.video`.
     ///   - direction: what we want: sendrecv, sendonly, recvonly or inactive.
@@ -132,6 +142,16 @@ public final class PeerConnection: Sendable {
     public func addTransceiver(_ kind: MediaKind, direction: Direction = .sendrecv, video: VideoSource? = nil,
                                audio: AudioSource? = nil, encoding: SendEncoding = SendEncoding(),
                                receive: ReceiveOptions = ReceiveOptions()) -> RtpTransceiver {
+        let t = makeTransceiver(kind, direction: direction, video: video, audio: audio, encoding: encoding, receive: receive)
+        updateNegotiationNeeded()
+        return t
+    }
+
+    /// ``addTransceiver(_:direction:video:audio:encoding:receive:)`` without the
+    /// negotiation-needed update: for a track the peer's offer adds, which that offer's
+    /// answer negotiates.
+    func makeTransceiver(_ kind: MediaKind, direction: Direction, video: VideoSource? = nil, audio: AudioSource? = nil,
+                         encoding: SendEncoding = SendEncoding(), receive: ReceiveOptions) -> RtpTransceiver {
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
                                video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
@@ -202,12 +222,13 @@ public final class PeerConnection: Sendable {
         }
         _ = try obtainAgent(controlling: true)
         return state.withLock { s in
-            var options = optionsLocked(&s)
+            var options = optionsLocked(s)
             if s.iceRestartWanted, s.negotiations > 0 {
                 if s.offeredCredentials == nil { s.offeredCredentials = (randomIceChars(8), randomIceChars(24)) }
             }
             if let fresh = s.offeredCredentials { (options.iceUfrag, options.icePwd) = fresh }
-            let offer = JSEP.createOffer(options, previous: s.currentLocal)
+            var offer = JSEP.createOffer(options, previous: s.currentLocal)
+            offer.origin.sessionVersion = String(s.version.version(for: offer))
             // Sections new in this offer go to the transceivers without a mid, by kind.
             let transceivers = plane.transceivers
             for m in offer.media where !m.isRejected {
@@ -230,7 +251,12 @@ public final class PeerConnection: Sendable {
                 throw PeerConnectionError.invalidState(operation: "createAnswer", state: s.signaling.rawValue)
             }
             do {
-                let answer = try JSEP.createAnswer(to: remote, optionsLocked(&s))
+                var options = optionsLocked(s)
+                // An offer with the peer's new certificate begins a new DTLS association:
+                // its roles are chosen anew (RFC 8842 §5.3), not kept.
+                if s.association.isOtherCertificate(Reoffer.fingerprints(of: remote)) { options.establishedSetup = nil }
+                var answer = try JSEP.createAnswer(to: remote, options)
+                answer.origin.sessionVersion = String(s.version.version(for: answer))
                 return SessionDescriptionInit(type: .answer, sdp: answer.serialized())
             } catch {
                 throw PeerConnectionError.invalidDescription("\(error)")
@@ -269,6 +295,7 @@ public final class PeerConnection: Sendable {
             events.append(.signalingState(s.signaling))
             s.local = parsed
             s.localType = description.type
+            s.version.set(parsed)
             s.machine.descriptionSet(now: monotonicMs())
             if description.type == .answer {
                 events += negotiate(&s, answer: parsed, weAreOfferer: false)
@@ -285,8 +312,9 @@ public final class PeerConnection: Sendable {
         }
         emit(events)
         if description.type == .answer {
+            renewTransportsIfNeeded()
             closeStoppedTransceivers()
-            updateNegotiationNeeded()  // back in stable: a change made meanwhile (W3C §4.7.3)
+            updateNegotiationNeeded(afterNegotiation: true)  // back in stable: a change made meanwhile (W3C §4.7.3)
         }
         if let agentToGather {
             do { try agentToGather.gather() } catch {
@@ -294,6 +322,7 @@ public final class PeerConnection: Sendable {
                 throw PeerConnectionError.setup("ICE gathering: \(error)")
             }
         }
+        if description.type == .answer { maybeStartDTLS() }  // a new association's path may be up already
     }
 
     /// Sets the peer's description (JSEP §5.6): ICE credentials, candidates in it,
@@ -318,6 +347,15 @@ public final class PeerConnection: Sendable {
         // negotiation below fails the connection naming the codecs.
         let ufrag = first?.iceUfrag ?? parsed.iceUfrag ?? "", pwd = first?.icePwd ?? parsed.icePwd ?? ""
         let prints = (first?.fingerprints.isEmpty == false ? first?.fingerprints : nil) ?? parsed.fingerprints
+        // W3C setRemoteDescription (perfect negotiation): an offer in have-local-offer rolls
+        // our offer back first, as `setLocalDescription({type: "rollback"})` would; the
+        // offer is then set (or refused) in `stable`.
+        if description.type == .offer {
+            emit(try state.withLock { s -> [PeerConnectionEvent] in
+                guard !s.machine.isClosed, s.signaling == .haveLocalOffer else { return [] }
+                return try rollbackLocked(&s)
+            })
+        }
         // Every check before anything changes: a refused description leaves the connection
         // as it was (W3C setRemoteDescription; PROTOCOL.md "Renegotiation").
         let controlling = try state.withLock { s -> Bool in
@@ -339,7 +377,8 @@ public final class PeerConnection: Sendable {
                     if description.type == .offer {
                         try Reoffer.check(parsed, against: current, establishedSetup: s.establishedSetup)
                     } else {
-                        try Reoffer.checkAnswer(parsed, against: current, establishedSetup: s.establishedSetup)
+                        try Reoffer.checkAnswer(parsed, against: current, establishedSetup: s.establishedSetup,
+                                                iceRestartOffered: s.offeredCredentials != nil)
                     }
                 } catch {
                     throw PeerConnectionError.invalidDescription("remote \(description.type.rawValue): \(error)")
@@ -362,6 +401,7 @@ public final class PeerConnection: Sendable {
             if negotiated, let known = knownUfrag, !known.isEmpty {
                 // ICE restart (RFC 8445 §9.1): the peer's new credentials. Answering, we take
                 // new ones from libnice for our answer; offering, ours went in the offer.
+                state.withLock { $0.iceRestarts += 1 }  // before: a pair selected from now on is the restart's
                 let fresh = agent.restart(credentials: description.type == .answer ? offered : nil,
                                           checkingTimeoutMs: configuration.iceRestartTimeoutMs)
                 emit(state.withLock { s in
@@ -379,7 +419,6 @@ public final class PeerConnection: Sendable {
         }
         let (candidates, endOfCandidates) = try state.withLock { s -> ([Candidate], Bool) in
             guard !s.machine.isClosed else { throw PeerConnectionError.closed }
-            s.remoteFingerprints = prints.map { ($0.algorithm, $0.value) }
             s.remoteCandidates.ufrag = ufrag.isEmpty ? nil : ufrag
             s.signaling = description.type == .offer ? .haveRemoteOffer : .stable
             events.append(.signalingState(s.signaling))
@@ -398,8 +437,9 @@ public final class PeerConnection: Sendable {
         }
         emit(events)
         if description.type == .answer {
+            renewTransportsIfNeeded()
             closeStoppedTransceivers()
-            updateNegotiationNeeded()  // back in stable: a change made meanwhile (W3C §4.7.3)
+            updateNegotiationNeeded(afterNegotiation: true)  // back in stable: a change made meanwhile (W3C §4.7.3)
         }
         guard !ufrag.isEmpty else { return }
         var dropped: [Candidate] = []
@@ -420,37 +460,6 @@ public final class PeerConnection: Sendable {
         maybeStartDTLS()
     }
 
-    /// Adds a trickled remote candidate (W3C `addIceCandidate`); an empty candidate is
-    /// end-of-candidates (RFC 8838 §4.1). Candidates arriving before the remote
-    /// description are kept until it is set.
-    /// - Throws: ``PeerConnectionError/invalidCandidate(candidate:reason:)`` for a line that does
-    ///   not parse, an unknown mid, or one libnice refuses; the connection goes on.
-    public func addIceCandidate(_ candidate: IceCandidateInit) throws {
-        let usable: IceAgent? = try state.withLock { s in
-            guard !s.machine.isClosed else { throw PeerConnectionError.closed }
-            guard let remote = s.remote, let agent = s.agent else {
-                try s.remoteCandidates.hold(candidate)
-                return nil
-            }
-            try s.remoteCandidates.check(candidate, against: remote)
-            return agent
-        }
-        guard let agent = usable else { return }
-        if candidate.isEndOfCandidates {
-            agent.endOfRemoteCandidates()
-            return
-        }
-        let parsed: Candidate
-        do { parsed = try Candidate(parsing: candidate.candidate) } catch {
-            throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
-        }
-        guard parsed.component == 1 else { return }  // rtcp-mux: component 2 is never used
-        guard try firstSighting(parsed) else { return }
-        do { try agent.addRemoteCandidate(parsed) } catch {
-            throw PeerConnectionError.invalidCandidate(candidate: candidate.candidate, reason: "\(error)")
-        }
-    }
-
     /// Asks the remote sender of `transceiver`'s video for a key frame now: sends a PLI
     /// (RFC 4585 §6.3.1), at most one per 100 ms. Does nothing before media flows.
     /// - Returns: whether a PLI went out (false: before media, or within 100 ms of the
@@ -462,14 +471,6 @@ public final class PeerConnection: Sendable {
         return !pli.isEmpty
     }
 
-    /// The most remote candidates one connection takes (``RemoteCandidates/maximum``: 100).
-    public static let maximumRemoteCandidates = RemoteCandidates.maximum
-
-    /// ``RemoteCandidates/firstSighting(_:)`` under the lock.
-    private func firstSighting(_ c: Candidate) throws -> Bool {
-        try state.withLock { s in try s.remoteCandidates.firstSighting(c) }
-    }
-
     // MARK: Stats
 
     /// W3C webrtc-stats for this connection: outbound-rtp, inbound-rtp,
@@ -478,7 +479,7 @@ public final class PeerConnection: Sendable {
     /// round-trip times in seconds, byte and packet counts; timings in ms.
     public func getStats() -> StatsReport {
         let (pair, transport, ice, timings, role) = state.withLock { s in
-            (s.selectedPair, s.transport, s.machine.ice, timingsLocked(s), s.dtlsRole)
+            (s.selectedPair, s.transport, s.machine.ice, timingsLocked(s), s.association.role)
         }
         var report = StatsReport(plane: plane, selectedPair: pair, transport: transport, iceState: ice,
                                  dtlsRole: role, timings: timings)
@@ -499,8 +500,8 @@ public final class PeerConnection: Sendable {
             s.closedLocally = true
             s.machine.close()
             s.signaling = .closed
-            defer { s.dtlsTimer = 0 }
-            return (s.transport, s.agent, s.dtlsTimer, wasOpen, closedAlready)
+            defer { s.association.timer = 0 }
+            return (s.transport, s.agent, s.association.timer, wasOpen, closedAlready)
         }
         guard wasOpen else { return }
         if timer != 0 { loop.cancelTimer(timer) }
@@ -513,47 +514,21 @@ public final class PeerConnection: Sendable {
 
     // MARK: Private (with the state held where they take `inout State`)
 
-    /// The local side for the next description: a higher `o=` version (RFC 8829 §5.2.2:
-    /// every description of a session raises it), and what the current negotiation fixed
-    /// (mids, payload types, the mid-extension id, our DTLS role).
-    private func optionsLocked(_ s: inout State) -> LocalDescriptionOptions {
-        s.sessionVersion += 1
+    /// The local side for the next description: what the current negotiation fixed (mids,
+    /// payload types, the mid-extension id, our DTLS role). Its `o=` version is set on the
+    /// description made (``SessionVersion``).
+    private func optionsLocked(_ s: State) -> LocalDescriptionOptions {
         var tracks = plane.transceivers.map { t in
             LocalTrack(kind: t.kind, direction: t.direction, ssrc: t.sender.ssrc, cname: cname,
                        streamId: streamId, trackId: "\(t.kind)-\(t.sender.ssrc)", mid: t.mid, payloadType: t.payloadType)
         }
         for (i, t) in plane.transceivers.enumerated() where t.isStopping || t.isStopped { tracks[i].stopped = true }
         if let data = sctp.localTrack(cname: cname) { tracks.append(data) }
-        var options = LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.sessionVersion, iceUfrag: s.credentials.ufrag,
+        var options = LocalDescriptionOptions(sessionId: sessionId, sessionVersion: s.version.current ?? SessionVersion.initial, iceUfrag: s.credentials.ufrag,
                                               icePwd: s.credentials.pwd, fingerprints: [fingerprint], tracks: tracks)
         if let id = plane.negotiate({ _, router in router.midExtensionID }) { options.midExtensionID = Int(id) }
         options.establishedSetup = s.establishedSetup
         return options
-    }
-
-    /// Applies the answer (ours or theirs); returns the events to emit.
-    private func negotiate(_ s: inout State, answer: SessionDescription, weAreOfferer: Bool) -> [PeerConnectionEvent] {
-        let (offer, remoteSDP) = (weAreOfferer ? s.local : s.remote, weAreOfferer ? answer : s.remote)
-        let (media, receives) = plane.negotiate { transceivers, router in
-            (AnswerNegotiation.apply(answer, offer: offer, remote: remoteSDP, to: transceivers,
-                                     weAreOfferer: weAreOfferer, router: &router),
-             transceivers.contains { $0.currentDirection?.receives == true })
-        }
-        // The first answer fixes the DTLS roles; later ones keep them (RFC 8842 §5.5).
-        if s.dtlsRole == nil { s.dtlsRole = AnswerNegotiation.dtlsRole(answer: answer, weAreOfferer: weAreOfferer) }
-        let data = sctp.negotiated(answer: answer, remote: remoteSDP, role: s.dtlsRole)
-        s.negotiated = true
-        s.negotiations += 1
-        s.currentLocal = weAreOfferer ? s.local : answer
-        s.currentLocalType = weAreOfferer ? .offer : .answer
-        s.currentRemote = weAreOfferer ? answer : s.remote
-        // Media negotiated toward us arrives all the time (audio every 20 ms, RTCP every
-        // second): then a silent path is reported `disconnected` within seconds.
-        s.agent?.setExpectsTraffic(receives)
-        let remaps = media.remaps.isEmpty ? [] : [PeerConnectionEvent.remapped(media.remaps.joined(separator: "; "))]
-        if data, let transport = s.transport { sctp.start(over: transport) }
-        guard media.accepted == 0, !data else { return remaps + media.tracks }
-        return media.tracks + s.machine.fail(media.rejections.isEmpty ? "no m-section was accepted" : media.rejections.joined(separator: "; "))
     }
 
     private func timingsLocked(_ s: State) -> ConnectionTimings {

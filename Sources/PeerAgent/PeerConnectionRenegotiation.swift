@@ -6,50 +6,70 @@ extension PeerConnection {
     /// applied, then one more for each renegotiation.
     public var negotiationCount: Int { state.withLock { $0.negotiations } }
 
-    /// W3C "check if negotiation is needed", for the directions and data: true in `stable` when
-    /// there are data channels and no data section yet, when a
-    /// transceiver has no m-section yet, or its ``RtpTransceiver/direction`` differs from
+    /// W3C "check if negotiation is needed" (webrtc-pc §4.7.3), in `stable`: true when an
+    /// ICE restart is wanted, when there are data channels and no data section yet, when a
+    /// transceiver has no m-section yet (before the first offer too: a new connection's
+    /// tracks need one), is stopping, or its ``RtpTransceiver/direction`` differs from
     /// what the current descriptions say — after our offer, from the direction we offered
     /// (or the answer's, reversed); after our answer, from our wish intersected with the
-    /// offered direction (RFC 8829 §5.3.1).
+    /// offered direction (RFC 8829 §5.3.1). False in any other signaling state.
     public var isNegotiationNeeded: Bool {
-        state.withLock { s in
-            guard s.signaling == .stable, s.negotiations > 0, !s.machine.isClosed, let local = s.currentLocal else { return false }
-            if s.iceRestartWanted { return true }
-            // A first data channel needs a data section (W3C createDataChannel, step 19).
-            if sctp.wantsSection, !local.media.contains(where: { $0.kind == .application && !$0.isRejected }) { return true }
-            for t in plane.transceivers {
-                guard let mid = t.mid, let ours = local.media.first(where: { $0.mid == mid }), !ours.isRejected else {
-                    if t.mid == nil, !t.isStopping { return true }
-                    continue
-                }
-                if t.isStopping { return true }  // stopped, its section not yet port 0
-                let wish = t.direction
-                if s.currentLocalType == .offer {
-                    let theirs = s.currentRemote?.media.first { $0.mid == mid }?.effectiveDirection.reversed
-                    if ours.effectiveDirection != wish && theirs != wish { return true }
-                } else if let offered = s.currentRemote?.media.first(where: { $0.mid == mid })?.effectiveDirection {
-                    let wanted = Direction(sends: wish.sends && offered.receives, receives: wish.receives && offered.sends)
-                    if ours.effectiveDirection != wanted { return true }
-                }
+        state.withLock { s in s.signaling == .stable && negotiationNeededLocked(s) }
+    }
+
+    /// The W3C check itself (the signaling state aside).
+    private func negotiationNeededLocked(_ s: State) -> Bool {
+        guard !s.machine.isClosed else { return false }
+        if s.iceRestartWanted { return true }
+        let local = s.currentLocal
+        // A first data channel needs a data section (W3C createDataChannel, step 19).
+        if sctp.wantsSection, local?.media.contains(where: { $0.kind == .application && !$0.isRejected }) != true { return true }
+        for t in plane.transceivers {
+            guard let mid = t.mid, let ours = local?.media.first(where: { $0.mid == mid }), !ours.isRejected else {
+                if t.mid == nil, !t.isStopping { return true }
+                continue
             }
-            return false
+            if t.isStopping { return true }  // stopped, its section not yet port 0
+            let wish = t.direction
+            if s.currentLocalType == .offer {
+                let theirs = s.currentRemote?.media.first { $0.mid == mid }?.effectiveDirection.reversed
+                if ours.effectiveDirection != wish && theirs != wish { return true }
+            } else if let offered = s.currentRemote?.media.first(where: { $0.mid == mid })?.effectiveDirection {
+                let wanted = Direction(sends: wish.sends && offered.receives, receives: wish.receives && offered.sends)
+                if ours.effectiveDirection != wanted { return true }
+            }
         }
+        return false
     }
 
     /// W3C `restartIce()` (RFC 8445 §9, RFC 8829 §5.2.2): the next offer carries a new ICE
     /// ufrag and pwd; when its answer (with the peer's new ones) is applied, libnice
     /// restarts the checks with the same local candidates, which go out again with the new
-    /// ufrag. The DTLS association and SRTP keys stay. Emits
+    /// ufrag. The DTLS association and SRTP keys stay — unless the answer comes with a new
+    /// certificate (``PeerConnectionEvent/dtlsRestarted(_:)``). Emits
     /// ``PeerConnectionEvent/negotiationNeeded``.
     public func restartIce() {
         state.withLock { $0.iceRestartWanted = true }
         updateNegotiationNeeded()
     }
 
-    /// Emits ``PeerConnectionEvent/negotiationNeeded`` when ``isNegotiationNeeded``.
-    func updateNegotiationNeeded() {
-        if isNegotiationNeeded { emit([.negotiationNeeded]) }
+    /// W3C "update the negotiation-needed flag" (webrtc-pc §4.7.3): nothing outside
+    /// `stable` (the check runs again when the connection is back there); the flag is
+    /// cleared when nothing is needed; otherwise ``PeerConnectionEvent/negotiationNeeded``
+    /// is emitted when the flag was clear — or, `afterNegotiation` (a description set or
+    /// rolled back, the connection now `stable`), when it is still needed, as W3C fires it
+    /// again then.
+    func updateNegotiationNeeded(afterNegotiation: Bool = false) {
+        let fire = state.withLock { s -> Bool in
+            guard s.signaling == .stable, !s.machine.isClosed else { return false }
+            guard negotiationNeededLocked(s) else {
+                s.negotiationNeededFlag = false
+                return false
+            }
+            defer { s.negotiationNeededFlag = true }
+            return afterNegotiation || !s.negotiationNeededFlag
+        }
+        if fire { emit([.negotiationNeeded]) }
     }
 
     /// Makes a `recvonly` transceiver for each audio or video m-section of `offer` (in use,
@@ -67,7 +87,7 @@ extension PeerConnection {
             }
             let codec = m.kind == .video ? "vp8" : "opus"
             guard m.payloads.contains(where: { $0.name?.lowercased() == codec }), let receive = options(m.kind, mid) else { continue }
-            let t = addTransceiver(m.kind, direction: .recvonly, receive: receive)
+            let t = makeTransceiver(m.kind, direction: .recvonly, receive: receive)
             t.mid = mid
         }
     }
@@ -99,26 +119,32 @@ extension PeerConnection {
     public func rollback() throws {
         let events = try state.withLock { s -> [PeerConnectionEvent] in
             guard !s.machine.isClosed else { throw PeerConnectionError.closed }
-            switch s.signaling {
-            case .haveLocalOffer:
-                s.offeredCredentials = nil
-                s.local = s.currentLocal
-                s.localType = s.currentLocalType
-                let kept = Set(s.currentLocal?.media.compactMap(\.mid) ?? [])
-                for t in plane.transceivers where t.mid.map({ !kept.contains($0) }) == true { t.mid = nil }
-                sctp.rolledBack(keeping: kept)
-            case .haveRemoteOffer:
-                s.remote = s.currentRemote
-                s.remoteType = s.currentLocalType == .offer ? .answer : .offer
-                sctp.rolledBack(keeping: Set(s.currentLocal?.media.compactMap(\.mid) ?? []))
-            default:
-                throw PeerConnectionError.invalidState(operation: "rollback", state: s.signaling.rawValue)
-            }
-            s.signaling = .stable
-            return [.signalingState(.stable)]
+            return try rollbackLocked(&s)
         }
         emit(events)
-        updateNegotiationNeeded()  // the rolled-back change is still wanted (W3C §4.7.3)
+        updateNegotiationNeeded(afterNegotiation: true)  // the rolled-back change is still wanted (W3C §4.7.3)
+    }
+
+    /// The rollback itself, under the lock; returns its events.
+    /// - Throws: ``PeerConnectionError/invalidState(operation:state:)`` unless have-local-offer or have-remote-offer.
+    func rollbackLocked(_ s: inout State) throws(PeerConnectionError) -> [PeerConnectionEvent] {
+        switch s.signaling {
+        case .haveLocalOffer:
+            s.offeredCredentials = nil
+            s.local = s.currentLocal
+            s.localType = s.currentLocalType
+            let kept = Set(s.currentLocal?.media.compactMap(\.mid) ?? [])
+            for t in plane.transceivers where t.mid.map({ !kept.contains($0) }) == true { t.mid = nil }
+            sctp.rolledBack(keeping: kept)
+        case .haveRemoteOffer:
+            s.remote = s.currentRemote
+            s.remoteType = s.currentLocalType == .offer ? .answer : .offer
+            sctp.rolledBack(keeping: Set(s.currentLocal?.media.compactMap(\.mid) ?? []))
+        default:
+            throw PeerConnectionError.invalidState(operation: "rollback", state: s.signaling.rawValue)
+        }
+        s.signaling = .stable
+        return [.signalingState(.stable)]
     }
 
     /// Our candidates again, with the current (restarted) ufrag, and end-of-candidates

@@ -42,17 +42,26 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     case iceGatheringState(IceGatheringState)
     /// `iceconnectionstatechange`.
     case iceConnectionState(IceConnectionState)
-    /// The DTLS transport's state changed.
+    /// The DTLS transport's state changed (`new` again when a new association begins).
     case dtlsState(DTLSTransportState)
+    /// The peer came back with a new certificate: its description restarted ICE and carried
+    /// a new fingerprint (RFC 8829 §5.11, RFC 8842 §5), so a new DTLS association begins —
+    /// a new handshake in the roles this negotiation gave, the certificate checked against
+    /// the new fingerprint, new SRTP keys; the SCTP association ends with the old one (its
+    /// channels report `closed`) and a new one starts once DTLS connects. Media goes on
+    /// into the same receivers.
+    case dtlsRestarted(DtlsRestart)
     /// `connectionstatechange`; `reason` says why for `failed` (and `closed` by the peer).
     case connectionState(PeerConnectionState, reason: String?)
     /// `track`: the remote side sends on this m-section.
     case track(RemoteTrackInfo)
     /// `signalingstatechange`.
     case signalingState(SignalingState)
-    /// `negotiationneeded`: a transceiver's ``RtpTransceiver/direction`` no longer matches
-    /// what was negotiated, in `stable` (W3C "update the negotiation-needed flag"); a new
-    /// offer carries the change.
+    /// `negotiationneeded` (W3C "update the negotiation-needed flag"), in `stable` when the
+    /// flag was clear: a transceiver or data channel was added, a transceiver's
+    /// ``RtpTransceiver/direction`` no longer matches what was negotiated, one was stopped,
+    /// or an ICE restart was asked for; again after an offer/answer or rollback that left a
+    /// change unnegotiated. A new offer carries the change.
     case negotiationNeeded
     /// A subsequent negotiation renumbered what the first agreed (payload types, the mid
     /// header extension id), which the peer's stack may do (aiortc): we follow it on what

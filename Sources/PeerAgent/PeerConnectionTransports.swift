@@ -1,4 +1,4 @@
-// PeerConnection's transports: the ICE agent and DTLS-SRTP transport it makes on first use (RFC 8445, RFC 5764), and their events on the loop thread.
+// PeerConnection's transports: the ICE agent and DTLS-SRTP transport it makes on first use (RFC 8445, RFC 5764), and their events on the loop thread (the DTLS associations in PeerConnectionAssociations.swift).
 import DTLS
 import EventLoop
 import ICE
@@ -66,11 +66,13 @@ extension PeerConnection {
                                                                usernameFragment: s.credentials.ufrag)))
                 events.append(.iceGatheringState(.complete))
             case let .state(newState):
-                let (changed, first) = s.machine.iceChanged(newState, now: monotonicMs(), dtlsError: s.transport?.error.map { "\($0)" })
+                let (changed, _) = s.machine.iceChanged(newState, now: monotonicMs(), dtlsError: s.transport?.error.map { "\($0)" })
                 events += changed
-                startDTLS = first
+                startDTLS = s.machine.iceIsConnected  // (maybeStartDTLS starts each association once)
             case let .selectedPair(pair):
                 s.selectedPair = pair
+                s.pairSelectedAfterRestarts = s.iceRestarts
+                startDTLS = s.machine.iceIsConnected
             case let .remoteCandidateDropped(candidate, reason):
                 events.append(.remoteCandidateDropped(candidate: candidate, reason: reason))
             case .gatheringFailed:
@@ -81,50 +83,33 @@ extension PeerConnection {
         if startDTLS { maybeStartDTLS() }
     }
 
-    /// Starts the DTLS handshake once ICE is connected and the answer is applied (either
-    /// may come last; at most once), with the ``PeerConnectionConfiguration/dtlsTimeoutMs`` timer.
-    func maybeStartDTLS() {
-        // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
-        // (loop thread) may both get here; only one starts DTLS.
-        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = state.withLock { s in
-            guard !s.dtlsStarted, !s.machine.isClosed, s.machine.state != .failed, s.negotiated, let role = s.dtlsRole, let transport = s.transport,
-                  s.machine.iceIsConnected else { return nil }
-            s.dtlsStarted = true
-            return (transport, role, s.remoteFingerprints)
-        }
-        guard let (transport, role, prints) = ready else { return }
-        do { try transport.start(role: role, remoteFingerprints: prints) } catch {
-            fail("DTLS could not start: \(error)")
-            return
-        }
-        let box = WeakBox(self)
-        let timeout = configuration.dtlsTimeoutMs
-        let id = loop.after(milliseconds: timeout) {
-            guard let pc = box.value, pc.dtlsTransportState != .connected else { return }
-            pc.fail("DTLS failed: the handshake did not complete within \(timeout) ms")
-        }
-        state.withLock { s in s.dtlsTimer = id }
-    }
-
-    /// A DTLS state change (loop thread); media starts on the first `connected`.
+    /// A DTLS state change (loop thread); media starts on the first `connected`, and a new
+    /// association's `connected` brings the data channels and key frames back
+    /// (``associationConnected(timer:transport:)``).
     private func dtlsChanged(_ newState: DTLSTransportState, _ error: DTLSError?) {
         var events: [PeerConnectionEvent] = []
         var startMedia = false
+        var renewed: (UInt32, DtlsSrtpTransport)?
         state.withLock { s in
             guard !s.machine.isClosed else { return }
             let (changed, first) = s.machine.dtlsChanged(newState, error: error, now: monotonicMs())
             events += changed
             startMedia = first
+            if newState == .connected, !first, s.association.generation > 0, let transport = s.transport {
+                renewed = (s.association.timer, transport)
+                s.association.timer = 0
+            }
         }
         emit(events)
         if startMedia { startMediaFlow() }
+        if let (timer, transport) = renewed { associationConnected(timer: timer, transport: transport) }
     }
 
     /// DTLS connected: the handshake timer is cancelled and the media plane starts (senders, RTCP timers).
     private func startMediaFlow() {
         let timer = state.withLock { s -> UInt32 in
-            defer { s.dtlsTimer = 0 }
-            return s.dtlsTimer
+            defer { s.association.timer = 0 }
+            return s.association.timer
         }
         if timer != 0 { loop.cancelTimer(timer) }
         if let transport = state.withLock({ $0.transport }) { sctp.start(over: transport) }

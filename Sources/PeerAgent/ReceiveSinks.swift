@@ -11,6 +11,9 @@ enum SinkItem: Sendable {
     /// An Opus packet (nil: none, only the gap), the samples (48 kHz, per channel)
     /// missing before it, if any, and the sender's clock.
     case audio(EncodedAudioFrame?, gapBefore: Int?, clock: SenderClock?)
+    /// The remote sender was replaced (``RtpReceiver/remoteSourceRestarted()``): what is
+    /// counted per sender (frame markers) starts again; the files go on.
+    case sourceRestarted
 }
 
 /// What an ``RtpReceiver``'s sinks counted (sink thread).
@@ -86,6 +89,8 @@ final class ReceiveSinks {
         case let .audio(frame, gapBefore, clock):
             audio(frame, gapBefore: gapBefore)
             if let frame { options.recorder?.audio(frame, clock: clock) }
+        case .sourceRestarted:
+            stats.endToEnd.newSource()
         }
     }
 

@@ -128,6 +128,17 @@ final class RtpReceiver: Sendable {
         var firstFrameAtMs: Int64?
         var timestamps = TimestampUnwrapper()
         var firstTimestamp: Int64?
+        /// Where this source's timeline starts in the sinks' (ticks): 0 for the first
+        /// source; after ``RtpReceiver/remoteSourceRestarted()``, past the old one's end.
+        var timelineBase: Int64 = 0
+        /// The last timestamp handed to the sinks (ticks) and when (monotonic ms).
+        var lastOutput: (ticks: Int64, atMs: Int64)?
+        /// RTP packets of the current source (its first one may ask for a key frame).
+        var sourcePackets = 0
+        /// Packets lost by the sources before this one (RFC 3550 A.3), kept in `packetsLost`.
+        var lostBefore: Int64 = 0
+        /// The next frame (packet) delivered is reported as a first one (a new source's).
+        var reportFirstFrame = false
         var ended = false
         /// Frames / packets dropped because the sink was ``maximumSinkBacklog(_:)`` behind
         /// (video: and the inter frames after them, up to the key frame that resumes decoding).
@@ -231,6 +242,7 @@ final class RtpReceiver: Sendable {
             if !n.payloadTypes.contains(packet.payloadType) { previousPayloadType(packet.payloadType, &n, &e) }
             n.stats.ssrc = packet.ssrc
             n.stats.packetsReceived += 1
+            n.sourcePackets += 1
             n.stats.bytesReceived += payloadBytes
             n.stats.headerBytesReceived += headerBytes
             n.stats.lastPacketReceivedTimestamp = unixTimeMs()
@@ -238,7 +250,7 @@ final class RtpReceiver: Sendable {
             n.statistics.record(sequenceNumber: packet.sequenceNumber, timestamp: packet.timestamp,
                                 arrival: UInt32(truncatingIfNeeded: now &* clock))
             if kind == .video {
-                if n.stats.packetsReceived == 1, !Self.startsKeyframe(packet) {
+                if n.sourcePackets == 1, !Self.startsKeyframe(packet) {
                     // The stream's first packet is not the start of a key frame: what came before
                     // it cannot be NACKed (its sequence numbers are unknown), so ask for a key
                     // frame now instead of after the reassembly wait.
@@ -279,6 +291,48 @@ final class RtpReceiver: Sendable {
         }
     }
 
+    /// The remote sender was replaced (a new DTLS association: the peer's new process or
+    /// page, RFC 8842 §5): what is complete of the old source goes to the sinks; the next
+    /// packets are a new source — the SSRC a new description announces (``configure``),
+    /// else the first that comes, with sequence numbers and RTP timestamps of its own —
+    /// whose statistics (RFC 3550 A.1), NACK state, depayloading and sender reports start
+    /// afresh, video waiting for a key frame. The sinks keep their files: the new source's
+    /// timestamps continue the old one's timeline where the wall clock says (the outage a
+    /// gap), so a recording goes on and stays decodable. Counts (packets, bytes, frames,
+    /// `packetsLost`) go on adding up; the first frame of the new source is reported again.
+    /// Called with the plane's lock held: never waits.
+    func remoteSourceRestarted() {
+        let effects = network.withLock { n -> Effects in
+            var e = Effects()
+            guard !n.ended else { return e }
+            drain(&n, &e)
+            let now = monotonicMs()
+            let ticksPerMs: Int64 = kind == .video ? 90 : 48
+            if let last = n.lastOutput {
+                // At least 120 ms on: an Opus packet lasts up to that (a later one is not "late").
+                n.timelineBase = last.ticks + max((now - last.atMs) * ticksPerMs, 120 * ticksPerMs)
+            }
+            n.lostBefore += Int64(n.statistics.cumulativeLost)
+            n.remoteSSRC = nil
+            n.statistics = ReceiverStatistics()
+            n.nacks = NackGenerator()
+            n.assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
+            n.opusDepayloader = OpusDepayloader(reorderWindow: 5)
+            n.lastSenderReport = nil
+            n.clockSamples = []
+            n.senderSync = nil
+            n.awaitingKeyframe = true
+            n.timestamps = TimestampUnwrapper()
+            n.firstTimestamp = nil
+            n.frameArrivals = []
+            n.sourcePackets = 0
+            n.reportFirstFrame = true
+            toSink(.sourceRestarted, &e)
+            return e
+        }
+        _ = act(effects)
+    }
+
     /// A sender report of the remote stream arrived (loop thread): kept for LSR/DLSR, and
     /// unless sender and receiver share a clock (``setSameHost(_:)``), the sender's clock
     /// estimated from it: its NTP time against our arrival time (of the last 8 reports the
@@ -317,7 +371,7 @@ final class RtpReceiver: Sendable {
     private func senderClock(_ n: NetworkState) -> SenderClock? {
         guard let sync = n.senderSync, let first = n.firstTimestamp else { return nil }
         var peek = n.timestamps  // a copy: the report's timestamp unwrapped near the stream's last
-        return SenderClock(ntpSeconds: sync.ntpSeconds, ticks: peek.unwrap(sync.rtp) - first)
+        return SenderClock(ntpSeconds: sync.ntpSeconds, ticks: peek.unwrap(sync.rtp) - first + n.timelineBase)
     }
 
     /// Our report block about the remote stream (RFC 3550 §6.4.1), nil before a packet.
@@ -367,7 +421,7 @@ final class RtpReceiver: Sendable {
     func snapshot() -> InboundRTPStats {
         var s = network.withLock { n -> InboundRTPStats in
             var s = n.stats
-            s.packetsLost = Int(n.statistics.cumulativeLost)
+            s.packetsLost = Int(n.lostBefore + Int64(n.statistics.cumulativeLost))
             s.jitter = Double(n.statistics.jitter) / (kind == .video ? 90_000 : 48_000)
             // W3C: late (and, for audio, jitter-buffer overflow) discards; duplicates apart.
             s.packetsDiscarded = n.assembler.counters.latePackets + n.opusDepayloader.counters.latePackets
@@ -559,14 +613,17 @@ final class RtpReceiver: Sendable {
     /// (once the lock is released); returns its timestamp unwrapped and counted from the
     /// stream's first.
     private func arrived(timestamp: UInt32, now: Int64, _ n: inout NetworkState, _ e: inout Effects) -> Int64 {
-        if n.firstFrameAtMs == nil {
-            n.firstFrameAtMs = now
+        if n.firstFrameAtMs == nil || n.reportFirstFrame {
+            if n.firstFrameAtMs == nil { n.firstFrameAtMs = now }
+            n.reportFirstFrame = false
             e.events.append(.firstRemoteFrame(kind: "\(kind)", mid: n.mid ?? ""))
         }
         let ts = n.timestamps.unwrap(timestamp)
         let first = n.firstTimestamp ?? ts
         n.firstTimestamp = first
-        return ts - first
+        let out = ts - first + n.timelineBase
+        n.lastOutput = (out, now)
+        return out
     }
 
     /// Flushes the assembler / depayloader into the sinks (their feedback is not sent).

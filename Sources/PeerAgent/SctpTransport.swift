@@ -72,6 +72,9 @@ public final class SctpTransport: Sendable {
         /// Streams we reset to refuse what the peer sent on them (no channel holds them),
         /// until that reset is done: more on them is counted, not reset or reported again.
         var refusing: Set<UInt16> = []
+        /// The association's number: 0 for the first, one more for each made after a
+        /// ``SctpTransport/restart()``; an older one's late events are dropped.
+        var generation = 0
     }
 
     /// How soon a queue that stopped on a full send buffer tries again, ms, should no
@@ -189,7 +192,7 @@ public final class SctpTransport: Sendable {
             s.remoteMaxMessageSize = JSEP.peerMaxMessageSize(of: theirs)
             s.legacyData = JSEP.legacyForm(of: theirs)
             if s.state == .new { s.localMaxMessageSize = s.legacyData == nil ? JSEP.maxMessageSize : JSEP.legacyMaxMessageSize }
-            if s.role == nil { s.role = role }
+            if let role { s.role = role }  // the DTLS role of the association in use (a new one may swap it)
             return (true, [])
         }
         if !result.closing.isEmpty {
@@ -224,10 +227,14 @@ public final class SctpTransport: Sendable {
         }
         guard let started, let remotePort = UInt16(exactly: started.port) else { return }
         let box = WeakBox(self)
+        let generation = c.generation
         do {
             let association = try SCTPAssociation(localPort: UInt16(JSEP.sctpPort), remotePort: remotePort,
                                                   maximumReceiveMessageSize: started.limit, loop: loop, output: output,
-                                                  onEvent: { event in box.value?.associationEvent(event) })
+                                                  onEvent: { event in
+                                                      guard let me = box.value, me.confined.value.generation == generation else { return }
+                                                      me.associationEvent(event)
+                                                  })
             c.association = association
             c.partials = PartialMessages(messageLimit: started.limit, totalLimit: c.partials.totalLimit)
             attach(association)
@@ -250,6 +257,34 @@ public final class SctpTransport: Sendable {
         }
         let open = shared.withLock { s in
             s.state = .closed
+            return s.channels.filter { $0.readyState != .closed }
+        }
+        for channel in open { setState(channel, .closed) }
+    }
+
+    /// The DTLS association under this one was replaced (the peer came back with a new
+    /// certificate, RFC 8829 §5.11, RFC 8842 §5): the SCTP association ends with it — its
+    /// peer is gone, so nothing is sent, and its late events are dropped — every channel
+    /// still open closes and is reported `closed` (W3C: the transport closed), and the
+    /// transport is `new` again: once the new DTLS association connects, ``start(over:)``
+    /// makes a new SCTP association, where channels made from now on open (either side
+    /// may make them, as at the start). Loop thread or any (waits for the loop thread).
+    func restart() {
+        loop.sync {
+            let c = confined.value
+            if let status = c.association?.status { c.lastStatus = status }
+            c.generation += 1
+            c.association?.close()
+            c.association = nil
+            c.outbox.removeAll()
+            c.up = false
+            c.partials = PartialMessages(messageLimit: JSEP.maxMessageSize, totalLimit: 4 << 20)
+            c.streamLimit = SCTPAssociation.streams
+            c.refusing = []
+        }
+        let open = shared.withLock { s in
+            s.state = .new
+            s.blockedStreams = []
             return s.channels.filter { $0.readyState != .closed }
         }
         for channel in open { setState(channel, .closed) }

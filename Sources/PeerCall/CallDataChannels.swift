@@ -84,6 +84,19 @@ extension CallRun {
         }
     }
 
+    /// The peer came back with a new certificate (``PeerAgent/DtlsRestart``): the old SCTP
+    /// association's channels closed (their summaries went out as each closed); on the new
+    /// one the side whose offer began it makes the `--data-channel` channels again, as the
+    /// offerer does at the start (the peer's new connection, answering, makes none), and
+    /// both make the negotiated ones (with an id) — so either side's channels come back once.
+    func reopenDataChannels(_ link: CallLink, offeredByUs: Bool) {
+        for spec in options.dataChannels where offeredByUs || spec.options.negotiated {
+            do { link.data.channels.append(try link.pc.createDataChannel(spec.label, options: spec.options)) } catch {
+                onEvent(.dataError(peer: link.peer, label: spec.label, reason: "cannot open it again on the new association: \(error)"))
+            }
+        }
+    }
+
     /// A data channel event of `link`'s connection.
     func dataChannelEvent(_ event: DataChannelEvent, on link: CallLink) async -> CallResult? {
         switch event {

@@ -61,6 +61,11 @@ public enum CallEvent: Sendable {
     /// ICE on the connection with `peer` stayed `disconnected` or failed; we restart it
     /// (new credentials, a re-offer) because of `reason`.
     case iceRestarting(peer: String, reason: String)
+    /// `peer` came back with a new certificate (its process restarted, its page reloaded):
+    /// an ICE restart with a new fingerprint began a new DTLS association on the call's
+    /// connection (RFC 8829 §5.11, RFC 8842 §5) — new handshake, new SRTP keys, a new SCTP
+    /// association (the old channels closed); recordings and stats go on.
+    case dtlsRestarted(peer: String, DtlsRestart)
     /// ICE connected again after `seconds` of outage, `restarted` when an ICE restart (ours,
     /// or the peer's during the outage) brought it back; otherwise the path came back.
     case iceRecovered(peer: String, seconds: Double, restarted: Bool)

@@ -72,6 +72,30 @@ extension CallRun {
         return nil
     }
 
+    /// `link`'s peer announced itself again (room `callme`) while we are in a call with it:
+    /// its process restarted or its page reloaded, with a new certificate. We restart ICE
+    /// on the existing connection at once — a re-offer with new credentials, which its new
+    /// connection answers with its new fingerprint: a new DTLS association in the same
+    /// connection (RFC 8829 §5.11), so recordings and stats go on. A pending ICE restart of
+    /// ours is published again now (its answer is the new session's); any other pending
+    /// re-offer is rolled back and its change carried by the restart.
+    func peerRejoined(_ link: CallLink) async {
+        if let pending = link.reoffer {
+            if pending.restartsIce {
+                link.reoffer?.lastPublish = Date()
+                await publish(pending.offer, on: link)
+                return
+            }
+            link.reoffer = nil
+            try? link.pc.rollback()
+            link.wanted.append(pending.reason)
+        }
+        if link.isDown, link.iceRestartStartedAt == nil { link.iceRestartStartedAt = Date() }
+        onEvent(.iceRestarting(peer: link.peer, reason: "\(link.peer) announced itself again (callme): a new session of it"))
+        link.pc.restartIce()
+        await renegotiate(link, reason: "ice-restart")
+    }
+
     /// Starts our ICE restart on `link` (W3C `restartIce()` and a re-offer).
     private func restartIce(_ link: CallLink, because why: String) async {
         link.iceRestartStartedAt = Date()

@@ -16,6 +16,9 @@ struct PendingReoffer {
     var before: [String: String]
     /// What a rollback restores (the re-offer unanswered): the wished directions and hold.
     var wishes: CallWishes
+    /// It restarts ICE (new credentials): its answer may come from the peer back with a new
+    /// certificate (``SignalingProfile/takesPeerBack(connectionDown:)``).
+    var restartsIce = false
 }
 
 /// The call's wishes for a link's transceivers at one moment: each transceiver's wished
@@ -113,6 +116,11 @@ final class CallLink {
     var holdReported = false
     /// True when a call was set up with this peer (answered for real, or connected).
     var inCall: Bool { established || (answered && !declined) }
+    /// True while no packet comes from the peer: the connection is `disconnected` or
+    /// `failed`, or its ICE was and has not connected again (the peer may be restarting).
+    var isDown: Bool {
+        iceDisconnectedSince != nil || pc.connectionState == .disconnected || pc.connectionState == .failed
+    }
 
     /// A link to `peer` over `pc`; `offerer` when we offer; the paths of its recordings.
     init(peer: String, pc: PeerConnection, offerer: Bool, videoPath: String, audioPath: String) {

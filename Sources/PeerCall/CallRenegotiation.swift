@@ -96,8 +96,10 @@ extension CallRun {
         }
         let published = link.pc.localDescription ?? offer
         let now = Date()
+        let current = link.pc.currentLocalDescription.flatMap { try? SessionDescription(parsing: $0.sdp) }.flatMap(Self.ufrag(of:))
+        let restarts = (try? SessionDescription(parsing: offer.sdp)).flatMap(Self.ufrag(of:)) != current
         link.reoffer = PendingReoffer(reason: reason, offer: published, sentAt: now, lastPublish: now, before: directions(of: link),
-                                      wishes: snapshot)
+                                      wishes: snapshot, restartsIce: restarts)
         await publish(published, on: link)
     }
 
@@ -106,15 +108,20 @@ extension CallRun {
     func reanswered(_ answer: SessionDescriptionInit, on link: CallLink) async {
         guard let pending = link.reoffer else { return }
         // Only the peer's: its session id, or its fingerprint (a busy decline to a third
-        // party, or a stray answer, is not ours to apply).
-        guard InCallOffer.isFromPeer(answer.sdp, remoteId: link.remoteSession?.id, fingerprints: link.remoteFingerprints) else { return }
+        // party, or a stray answer, is not ours to apply) — or, to our ICE restart, the
+        // peer back with a new certificate (its new process answered), where the profile
+        // takes it so (room: the user it names; legacy: while the connection is down).
+        let parsedAnswer = try? SessionDescription(parsing: answer.sdp)
+        let back = pending.restartsIce && profile.takesPeerBack(connectionDown: link.isDown)
+            && parsedAnswer.map { InCallOffer.isNewCertificate($0, fingerprints: link.remoteFingerprints, ufrag: link.remoteUfrag) } == true
+        guard back || InCallOffer.isFromPeer(answer.sdp, remoteId: link.remoteSession?.id, fingerprints: link.remoteFingerprints) else { return }
         do { try link.pc.setRemoteDescription(answer) } catch {
             onEvent(.signalingError(topic: profile.answerTopic, reason: "answer to our re-offer (\(pending.reason)) from \(link.peer) refused: \(error)"))
             rollBack(link, because: "its answer was refused")
             return
         }
         link.reoffer = nil
-        let parsed = try? SessionDescription(parsing: answer.sdp)
+        let parsed = parsedAnswer
         took(answer.sdp, parsed: parsed, on: link)
         // The peer may hold us in its answer too (after glare, its hold met by our offer):
         // it receives nothing of what we offered to send (RFC 3264 §8.4).
@@ -169,11 +176,14 @@ extension CallRun {
 
     /// An offer from a peer we are in a call with: a renegotiation is applied and answered
     /// (glare by the perfect-negotiation rule), a repeat answered again, a stale one
-    /// ignored, another caller's handed to the profile's rule (busy or replace).
+    /// ignored, the peer back with a new certificate applied as an ICE restart with a new
+    /// DTLS association where the profile takes it so and it fits the connection, another
+    /// caller's handed to the profile's rule (busy or replace).
     func inCallOffer(_ offer: SessionDescriptionInit, on link: CallLink) async {
         let parsed = try? SessionDescription(parsing: offer.sdp)
+        var newCertificate = false
         switch InCallOffer.classify(offer.sdp, parsed: parsed, remote: link.remoteSession, fingerprints: link.remoteFingerprints,
-                                    answered: link.answeredIdentity) {
+                                    ufrag: link.remoteUfrag, answered: link.answeredIdentity) {
         case .repeated:
             // The answer we gave it (not the local description: that may be our own re-offer now).
             if let answer = link.answer { await publish(answer, on: link) }
@@ -181,7 +191,9 @@ extension CallRun {
         case let .stale(latest, offered):
             onEvent(.renegotiationFailed(peer: link.peer, reason: "stale offer from \(link.peer) ignored: o= version \(offered) is below its latest, \(latest)"))
             return
-        case .otherCaller:
+        case .newCertificate where !(link.offerer && !profile.isMesh) && profile.takesPeerBack(connectionDown: link.isDown):
+            newCertificate = true
+        case .otherCaller, .newCertificate:
             // Legacy: the offerer ignores offers not from its peer; the answerer declines.
             if !profile.isMesh, link.offerer { return }
             await offered(offer, from: link.peer, inCall: true)
@@ -190,7 +202,9 @@ extension CallRun {
             break
         }
         if link.reoffer != nil || link.pc.signalingState == .haveLocalOffer {
-            guard profile.isPolite(toward: link.peer, weOfferedFirst: link.offerer) else {
+            // The peer back with a new certificate: our pending offer went to its old session,
+            // which is gone; it is rolled back whatever our side (its change is wanted still).
+            guard newCertificate || profile.isPolite(toward: link.peer, weOfferedFirst: link.offerer) else {
                 onEvent(.renegotiationFailed(peer: link.peer, reason: "glare: \(link.peer)'s re-offer crossed ours; we are the impolite side and ignore it"))
                 return
             }
@@ -198,12 +212,22 @@ extension CallRun {
             link.reoffer = nil
             try? link.pc.rollback()
             link.wanted.append(ours)
-            onEvent(.renegotiationFailed(peer: link.peer, reason: "glare: our re-offer (\(ours)) rolled back for \(link.peer)'s (we are the polite side)"))
+            onEvent(.renegotiationFailed(peer: link.peer, reason: newCertificate
+                ? "our re-offer (\(ours)) rolled back: \(link.peer) is back with a new certificate and offers"
+                : "glare: our re-offer (\(ours)) rolled back for \(link.peer)'s (we are the polite side)"))
         }
         let before = directions(of: link)
         let started = Date()
         let restart = parsed.flatMap { Self.ufrag(of: $0) } != link.remoteUfrag
         do { try link.pc.setRemoteDescription(offer) } catch {
+            if newCertificate {
+                // It does not fit this connection (other sections): someone else, or the peer
+                // with another set-up: the profile's rule as for another caller.
+                onEvent(.renegotiationFailed(peer: link.peer, reason: "offer from \(link.peer) with a new certificate does not fit the call's connection: \(error)"))
+                if !profile.isMesh, link.offerer { return }
+                await offered(offer, from: link.peer, inCall: true)
+                return
+            }
             onEvent(.signalingError(topic: profile.offerTopic, reason: "re-offer from \(link.peer) refused: \(error)"))
             onEvent(.renegotiationFailed(peer: link.peer, reason: "re-offer from \(link.peer) refused; the call keeps its state"))
             await renegotiateIfNeeded(link)  // ours, if glare rolled it back for this one
@@ -228,7 +252,8 @@ extension CallRun {
         let published = link.pc.localDescription ?? answer
         link.answer = published
         await publish(published, on: link)
-        let why = restart ? "ice-restart" : link.remoteHolds != heldBefore ? (link.remoteHolds ? "hold" : "unhold") : "update"
+        let why = newCertificate ? "new-certificate" : restart ? "ice-restart"
+            : link.remoteHolds != heldBefore ? (link.remoteHolds ? "hold" : "unhold") : "update"
         onEvent(.renegotiated(peer: link.peer, offerer: "remote", reason: why, before: before, after: directions(of: link),
                               ms: Date().timeIntervalSince(started) * 1000))
         updateHold(link)

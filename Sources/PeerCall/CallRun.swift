@@ -268,7 +268,12 @@ final class CallRun {
             remoteCandidate(candidate, peer: from, topic: topic)
         case let .joined(user):
             onEvent(.peerJoined(user))
-            guard links[user] == nil else { return nil }
+            if let link = links[user] {
+                // A user we are in a call with announced itself again: its process restarted
+                // or its page reloaded. Its new session joins this connection.
+                if link.inCall, !finishing { await peerRejoined(link) }
+                return nil
+            }
             do { try await startOffer(to: user) } catch { return drop(topic, "cannot call \(user): \(error)") }
         case let .hangUp(from):
             guard profile.isMesh else {
@@ -484,23 +489,6 @@ final class CallRun {
         return nil
     }
 
-    private func remoteCandidate(_ candidate: IceCandidateInit, peer: String, topic: String) {
-        guard let link = links[peer] else { return earlyCandidates.hold(candidate, topic: topic, from: peer) }
-        // Our own, echoed by the router: by our ufrag when the candidate names one, else by
-        // its text (never for end-of-candidates, whose text is the same from both sides).
-        if let ufrag = candidate.usernameFragment, !ufrag.isEmpty {
-            if link.localUfrags.contains(ufrag) { return }
-        } else if !candidate.isEndOfCandidates, link.published.contains(candidate.candidate) {
-            return
-        }
-        // A candidate of the peer's previous ICE generation, arriving after its restart.
-        if let ufrag = candidate.usernameFragment, link.previousRemoteUfrags.contains(ufrag) { return }
-        if !candidate.isEndOfCandidates { onEvent(.candidate(peer: peer, local: false, candidate: candidate.candidate)) }
-        do { try link.pc.addIceCandidate(candidate) } catch {
-            onEvent(.signalingError(topic: topic, reason: "\(error)"))
-        }
-    }
-
     // MARK: Connection events
 
     private func connectionEvent(peer: String, event: PeerConnectionEvent) async -> CallResult? {
@@ -519,6 +507,9 @@ final class CallRun {
         case let .remapped(detail):
             onEvent(.remapped(peer: peer, detail: detail))
         case let .previousPayloadType(mid, pt, new): onEvent(.previousPayloadType(peer: peer, mid: mid, payloadType: pt, negotiated: new))
+        case let .dtlsRestarted(restart):
+            onEvent(.dtlsRestarted(peer: peer, restart))
+            reopenDataChannels(link, offeredByUs: restart.offeredByUs)
         case let .remoteCandidateDropped(candidate, reason):
             onEvent(.candidateDropped(peer: peer, candidate: candidate, reason: reason))
         case let .iceConnectionState(s) where s == .connected || s == .completed:

@@ -17,7 +17,9 @@ import WampClient
 /// Busy: an answerer in a call that gets a different offer keeps its call and declines
 /// the new one with an answer rejecting every m-section (port 0, RFC 3264 §6) whose `o=`
 /// line repeats the declined offer's session id and version, so only that offerer takes
-/// it as "busy" (``declineAnswer(to:)``).
+/// it as "busy" (``declineAnswer(to:)``) — except while the call's connection is down, when
+/// an offer that restarts ICE with a new certificate is the peer back
+/// (``takesPeerBack(connectionDown:)``).
 struct LegacyProfile: SignalingProfile {
     /// The topic prefix.
     let prefix: String
@@ -80,6 +82,14 @@ struct LegacyProfile: SignalingProfile {
 
     /// The side that answered the first offer is polite.
     func isPolite(toward peer: String, weOfferedFirst: Bool) -> Bool { !weOfferedFirst }
+
+    /// Only while the call's connection is down: anyone may publish on the prefix, so a new
+    /// certificate while the peer is still there is someone else (busy, as before); while
+    /// no packet comes from the peer (disconnected, failed), an ICE restart with a new
+    /// certificate on the call's prefix is the peer back (its process restarted) — the
+    /// answerer takes the new offerer's offer, the offerer the new answerer's answer to
+    /// its ICE restart — and the call goes on in its connection.
+    func takesPeerBack(connectionDown: Bool) -> Bool { connectionDown }
 
     /// The busy answer to `offer`: every m-section rejected (port 0, `a=inactive`, its mid
     /// kept; RFC 3264 §6) under an `o=` line with the offer's session id and version.

@@ -9,8 +9,10 @@ import WampClient
 /// sender's user id; descriptions are JSON strings, candidates JSON strings.
 ///
 /// Glare (two users offered to each other) and a new session from a known user: the
-/// lower user id keeps its own unanswered offer; otherwise the old connection is closed
-/// and the new offer answered.
+/// lower user id keeps its own unanswered offer; a known user back with a new certificate
+/// (`callme` again, or an offer that restarts ICE with another fingerprint) is taken into
+/// its connection (ICE restart, new DTLS association); otherwise the old connection is
+/// closed and the new offer answered.
 struct RoomProfile: SignalingProfile {
     /// The topic prefix.
     let prefix: String
@@ -70,6 +72,13 @@ struct RoomProfile: SignalingProfile {
 
     /// The lower user id is polite.
     func isPolite(toward peer: String, weOfferedFirst: Bool) -> Bool { user < peer }
+
+    /// Always: the sender's user id names the peer (descriptions come on our own topics
+    /// with it), so a known user's new certificate is that user back (`callme` again, or its
+    /// offer): its connection is restarted rather than replaced, so recordings and stats
+    /// go on; a new offer that does not fit the connection (other mids or kinds) still
+    /// replaces it.
+    func takesPeerBack(connectionDown: Bool) -> Bool { true }
 
     /// The same offer with our answer made is answered again; in glare the lower user id
     /// keeps its own unanswered offer; anything else replaces the connection.

@@ -82,6 +82,13 @@ protocol SignalingProfile: Sendable {
     /// are the polite side toward `peer` (we roll our re-offer back and answer theirs);
     /// `weOfferedFirst` when our offer set the call up.
     func isPolite(toward peer: String, weOfferedFirst: Bool) -> Bool
+    /// Whether a description from the call's peer that restarts ICE with a new certificate
+    /// (``InCallOffer/newCertificate``: its offer, or its answer to our ICE restart) is the
+    /// peer back — its process restarted, its page reloaded — to be taken into the call's
+    /// connection as a new DTLS association (RFC 8829 §5.11), rather than another caller;
+    /// `connectionDown` when the call's connection is `disconnected` or `failed` (or its ICE
+    /// was, and has not connected again).
+    func takesPeerBack(connectionDown: Bool) -> Bool
 }
 
 extension SignalingProfile {

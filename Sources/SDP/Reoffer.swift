@@ -1,14 +1,19 @@
-// Reoffer: what a subsequent offer must keep of the current negotiation — m-section order, mids, kinds, BUNDLE and the DTLS fingerprint (RFC 8829 §5.2.2, §5.7, RFC 8843 §7.5).
+// Reoffer: what a subsequent offer must keep of the current negotiation — m-section order, mids, kinds, BUNDLE and the DTLS fingerprint, unless an ICE restart brings a new certificate (RFC 8829 §5.2.2, §5.7, §5.11, RFC 8842 §5, RFC 8843 §7.5).
 /// The checks a subsequent offer from the peer passes before it is applied (RFC 8829
 /// §5.2.2: a re-offer keeps every m-section of the current description in its place,
 /// with its mid and kind; new sections are appended, or take the place of a stopped one,
-/// port 0, with a new mid; BUNDLE stays; RFC 8842 §5.5: the fingerprint stays on the
-/// same DTLS association).
+/// port 0, with a new mid; BUNDLE stays; RFC 8842 §5.5: the fingerprint and the roles stay
+/// on the same DTLS association). A description that restarts ICE may carry a new
+/// fingerprint (RFC 8829 §5.11, RFC 8842 §5: the peer came back with a new certificate):
+/// that begins a new DTLS association, whose roles its negotiation gives
+/// (``startsNewAssociation(_:against:)``).
 public enum Reoffer {
     /// Checks `offer` against `current`, the remote description now in force (the peer's
     /// last offer or answer); `establishedSetup` is our `a=setup` role in the association in
     /// use (`active` or `passive`), which the offer may not swap (it offers `actpass` or the
     /// role it has).
+    /// An offer that restarts ICE may carry a new fingerprint (a new DTLS association: its
+    /// roles are not checked then).
     /// - Throws: ``ReofferError`` naming the first offending line and what it was.
     public static func check(_ offer: SessionDescription, against current: SessionDescription,
                              establishedSetup: Setup? = nil) throws(ReofferError) {
@@ -46,21 +51,45 @@ public enum Reoffer {
     /// Checks the peer's answer to our subsequent offer against `current`, the remote
     /// description in force: the same DTLS fingerprint, and the peer's role in the
     /// association (`a=setup`, the opposite of `establishedSetup`) unchanged (RFC 8842 §5.5).
+    /// When our offer restarted ICE (`iceRestartOffered`) and the answer does too (new
+    /// ICE credentials), a new fingerprint is the peer back with a new certificate: a new
+    /// DTLS association, in the roles the answer gives.
     /// - Throws: ``ReofferError`` naming the offending line.
     public static func checkAnswer(_ answer: SessionDescription, against current: SessionDescription,
-                                   establishedSetup: Setup?) throws(ReofferError) {
-        try keepsAssociation(answer, of: current, establishedSetup: establishedSetup, answering: true)
+                                   establishedSetup: Setup?, iceRestartOffered: Bool = false) throws(ReofferError) {
+        try keepsAssociation(answer, of: current, establishedSetup: establishedSetup, answering: true,
+                             newCertificateAllowed: iceRestartOffered)
+    }
+
+    /// True when `d`, a remote description, carries a fingerprint of another certificate
+    /// than `current` and restarts ICE (its first section in use has another
+    /// `a=ice-ufrag`): the peer came back with a new certificate (a restarted process, a
+    /// reloaded page that kept its signaling), which begins a new DTLS association (RFC
+    /// 8829 §5.11, RFC 8842 §5). False when either has no fingerprint or no ufrag.
+    public static func startsNewAssociation(_ d: SessionDescription, against current: SessionDescription) -> Bool {
+        guard let old = fingerprints(of: current).first, case let after = fingerprints(of: d), !after.isEmpty,
+              !after.contains(where: { $0.matches(old) }) else { return false }
+        guard let ufrag = iceUfrag(of: d), let was = iceUfrag(of: current) else { return false }
+        return ufrag != was
+    }
+
+    /// The ICE ufrag of the first section in use, else the session's (RFC 8839 §5.4).
+    public static func iceUfrag(of d: SessionDescription) -> String? {
+        d.media.first { !$0.isRejected }?.iceUfrag ?? d.iceUfrag
     }
 
     /// The DTLS association stays: a fingerprint is given and matches, and no section in use
-    /// swaps the roles (an offer may say `actpass`, an answer may not).
+    /// swaps the roles (an offer may say `actpass`, an answer may not) — unless
+    /// `newCertificateAllowed` and `d` restarts ICE with a new fingerprint
+    /// (``startsNewAssociation(_:against:)``): a new association, whose roles are free.
     static func keepsAssociation(_ d: SessionDescription, of current: SessionDescription,
-                                 establishedSetup: Setup?, answering: Bool) throws(ReofferError) {
+                                 establishedSetup: Setup?, answering: Bool, newCertificateAllowed: Bool = true) throws(ReofferError) {
         let usable = d.media.filter { !$0.isRejected }
         let before = fingerprints(of: current), after = fingerprints(of: d)
         if after.isEmpty, !usable.isEmpty {
             throw .fingerprintMissing(line: usable.first.map(mLine) ?? "")
         }
+        if newCertificateAllowed, startsNewAssociation(d, against: current) { return }
         if let old = before.first, !after.isEmpty, !after.contains(where: { $0.matches(old) }) {
             let new = after[0]
             throw .fingerprintChanged(line: "a=fingerprint:\(new.algorithm) \(new.value)", was: "\(old.algorithm) \(old.value)")
@@ -103,7 +132,8 @@ public enum ReofferError: Error, Equatable, CustomStringConvertible {
     case sectionReordered(index: Int, mid: String, expected: String, line: String)
     /// The m-section `mid` changed its media kind (from `was`).
     case kindChanged(mid: String, line: String, was: String)
-    /// The DTLS fingerprint changed on the same association (`was` the current one).
+    /// The DTLS fingerprint changed on the same association (`was` the current one): no
+    /// ICE restart came with it.
     case fingerprintChanged(line: String, was: String)
     /// The BUNDLE group in force (`line`) is missing or lost a mid (`now`: the offer's).
     case bundleDropped(line: String, now: String?)
@@ -122,7 +152,7 @@ public enum ReofferError: Error, Equatable, CustomStringConvertible {
         case let .kindChanged(mid, line, was):
             return "re-offer changes m-section mid \(mid) to \"\(line)\"; it was \(was) (RFC 8829 §5.2.2)"
         case let .fingerprintChanged(line, was):
-            return "\(line) changes the DTLS fingerprint of the association in use (was \(was)); a new certificate needs a new connection"
+            return "\(line) changes the DTLS fingerprint of the association in use (was \(was)) without an ICE restart; a new certificate comes with new a=ice-ufrag/a=ice-pwd (RFC 8829 §5.11)"
         case let .bundleDropped(line, now):
             return "re-offer drops the BUNDLE group in force (\(line)): \(now ?? "no a=group:BUNDLE") (RFC 8843 §7.5)"
         case let .fingerprintMissing(line):

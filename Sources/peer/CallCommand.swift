@@ -387,6 +387,14 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
         case let .iceRestarting(peer, reason):
             say("\(peer): \(reason): restarting ICE")
             if json { out.emit(["event": "iceRestart", "peer": peer, "reason": reason]) }
+        case let .dtlsRestarted(peer, r):
+            say("\(peer): back with a new certificate (\(r.fingerprint)): new DTLS association, we are its \(r.role); data channels reopen")
+            if json {
+                out.emit(["event": "dtlsRestart", "peer": peer, "fingerprint": r.fingerprint, "previousFingerprint": r.previousFingerprint,
+                          "role": r.role, "association": r.generation, "offerer": r.offeredByUs ? "local" : "remote",
+                          "reason": "the peer's description restarted ICE with a new DTLS fingerprint (RFC 8829 §5.11): "
+                              + "new DTLS association, new SRTP keys, new SCTP association"])
+            }
         case let .iceRecovered(peer, seconds, restarted):
             say("\(peer): ICE connected again after \(String(format: "%.1f", seconds)) s\(restarted ? " (our ICE restart)" : "")")
             if json { out.emit(["event": "iceRecovered", "peer": peer, "ms": (seconds * 10_000).rounded() / 10, "restarted": restarted]) }

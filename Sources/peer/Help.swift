@@ -149,7 +149,8 @@ enum Help {
       --json                  one JSON event per line on stdout: state, milestone, candidate,
                               track, frames (every second), busy, signalingError, router,
                               renegotiated (offerer, reason, before/after directions, ms),
-                              renegotiationFailed, action, datachannel, message, dataError,
+                              renegotiationFailed, iceRestart, dtlsRestart (the peer back
+                              with a new certificate), action, datachannel, message, dataError,
                               send, control, dataSummary, stats (W3C webrtc-stats), exit;
                               each with t = ms since start,
                               e.g. peer offer … --json | jq 'select(.event=="frames")'

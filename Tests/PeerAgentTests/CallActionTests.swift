@@ -101,4 +101,27 @@ import SDP
         // A version beyond 64 bits is the largest, not garbage.
         #expect(classify(Self.offer(id: "77", version: "99999999999999999999999")) == .renegotiation)
     }
+
+    /// Another session with another fingerprint that restarts ICE (another ufrag than the
+    /// peer's latest) may be the peer back with a new certificate; with the peer's ufrag,
+    /// or none, it is another caller.
+    @Test func anOfferWithANewCertificateAndAnIceRestartIsToldApart() throws {
+        let remote = (id: "77", version: UInt64(3))
+        let printC = Fingerprint(algorithm: "sha-256", value: Self.hex("CC"))
+        func offer(ufrag: String?, print: Fingerprint) throws -> String {
+            var d = try SessionDescription(parsing: Self.offer(id: "90", version: "1", print: print))
+            d.media[0].iceUfrag = ufrag
+            d.media[0].icePwd = ufrag.map { $0 + "passwordpasswordpass" }
+            return d.serialized()
+        }
+        func classify(_ sdp: String) -> InCallOffer {
+            InCallOffer.classify(sdp, remote: remote, fingerprints: [Self.printA], ufrag: "old1", answered: nil)
+        }
+        #expect(classify(try offer(ufrag: "new1", print: printC)) == .newCertificate)
+        #expect(classify(try offer(ufrag: "old1", print: printC)) == .otherCaller, "no ICE restart")
+        #expect(classify(try offer(ufrag: nil, print: printC)) == .otherCaller)
+        #expect(classify(try offer(ufrag: "new1", print: Self.printA)) == .renegotiation, "the same certificate is the peer")
+        #expect(InCallOffer.classify(try offer(ufrag: "new1", print: printC), remote: remote, fingerprints: [Self.printA],
+                                     answered: nil) == .otherCaller, "the peer's ufrag unknown")
+    }
 }

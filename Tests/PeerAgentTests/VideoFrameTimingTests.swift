@@ -85,6 +85,19 @@ import Media
         #expect(e.missing == 111 - 103 && e.repeated == 1 && e.outOfOrder == 1 && e.distinct == 103)
     }
 
+    /// A new sender (the peer's restarted process numbers its frames from 0 again): its
+    /// numbers are not repeats of the old one's; what was missing before stays counted.
+    @Test func aNewSourceNumbersItsFramesAfresh() {
+        var e = EndToEndQuality()
+        for n in [0, 1, 2, 4] { e.frame(number: n, captureMs: 0, writtenMs: 10, monotonic: Double(n) / 30, offsetMs: 0) }
+        #expect(e.missing == 1)
+        e.newSource()
+        for n in 0..<3 { e.frame(number: n, captureMs: 0, writtenMs: 10, monotonic: 1 + Double(n) / 30, offsetMs: 0) }
+        #expect(e.repeated == 0 && e.outOfOrder == 0 && e.distinct == 7 && e.missing == 1)
+        e.frame(number: 1, captureMs: 0, writtenMs: 10, monotonic: 2, offsetMs: 0)
+        #expect(e.repeated == 1, "a repeat within the new sender still counts")
+    }
+
     /// The sender's clock 2 s ahead of ours: an offset of 2,000 ms gives the true latency.
     @Test func aClockOffsetIsTakenOut() {
         var e = EndToEndQuality()

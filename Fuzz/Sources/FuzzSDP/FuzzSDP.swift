@@ -95,6 +95,24 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         // itself (without one, it is refused for that alone).
         _ = try? Reoffer.check(parsed, against: firstOffer, establishedSetup: .passive)
         _ = try? Reoffer.checkAnswer(parsed, against: firstOffer, establishedSetup: .active)
+        // A description that restarts ICE with another certificate (the peer back from a
+        // restart, RFC 8829 §5.11) begins a new DTLS association: never refused for its
+        // fingerprint or its roles; without the restart, another certificate always is.
+        if Reoffer.startsNewAssociation(parsed, against: firstOffer) {
+            do throws(ReofferError) { try Reoffer.check(parsed, against: firstOffer, establishedSetup: .passive) } catch {
+                switch error {
+                case .fingerprintChanged, .roleSwap:
+                    fatalError("an ICE restart with a new certificate is refused: \(error)\n--- input ---\n\(text.debugDescription)")
+                default: break
+                }
+            }
+        } else if let ours = Reoffer.fingerprints(of: firstOffer).first, case let prints = Reoffer.fingerprints(of: parsed),
+                  !prints.isEmpty, !prints.contains(where: { $0.matches(ours) }), Reoffer.iceUfrag(of: parsed) == Reoffer.iceUfrag(of: firstOffer) {
+            do throws(ReofferError) {
+                try Reoffer.checkAnswer(parsed, against: firstOffer, establishedSetup: .active, iceRestartOffered: true)
+                fatalError("a new certificate without an ICE restart is accepted\n--- input ---\n\(text.debugDescription)")
+            } catch {}
+        }
         do throws(ReofferError) { try Reoffer.check(parsed, against: parsed) } catch {
             if case .fingerprintMissing = error, Reoffer.fingerprints(of: parsed).isEmpty {} else {
                 fatalError("a description fails Reoffer.check against itself: \(error)\n--- input ---\n\(text.debugDescription)")

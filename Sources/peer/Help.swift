@@ -146,13 +146,17 @@ enum Help {
       --min-messages N        exit 7 unless each peer sent us ≥ N data channel messages
                               (with --video none --audio none a call is data only),
                               e.g. --min-messages 100
-      --json                  one JSON event per line on stdout: state, milestone, candidate,
-                              track, frames (every second), busy, signalingError, router,
-                              renegotiated (offerer, reason, before/after directions, ms),
-                              renegotiationFailed, iceRestart, dtlsRestart (the peer back
-                              with a new certificate), action, datachannel, message, dataError,
-                              send, control, dataSummary, stats (W3C webrtc-stats), exit;
-                              each with t = ms since start,
+      --json                  one JSON event per line on stdout: state, milestone,
+                              connectionState, candidate, candidateDropped, track, frames
+                              (every second), busy, peerJoined, peerLeft, router,
+                              signalingError, renegotiated (offerer, reason, before/after
+                              directions, ms), renegotiationFailed, remapped,
+                              previousPayloadType (the peer still sends a renumbered
+                              payload type), iceRestart, iceRecovered, dtlsRestart (the peer
+                              back with a new certificate), action, datachannel, message,
+                              dataError, send, control, dataSummary, recorded, stats (W3C
+                              webrtc-stats), report, callEnded, exit; each with t = ms since
+                              start (all fields: docs/EVENTS.md),
                               e.g. peer offer … --json | jq 'select(.event=="frames")'
       --progress              one status line on stderr, rewritten each second: state, video
                               frames in/out, kbit/s each way, RTT, loss (the default when

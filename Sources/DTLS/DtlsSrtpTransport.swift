@@ -22,11 +22,19 @@ import Synchronization
 /// has put aside (that wait was the loop's longest delay during a 720p call). Each piece
 /// of state is behind its own `Mutex`, none held while calling out.
 public final class DtlsSrtpTransport: Sendable {
+    /// The current association's DTLS side (``Handshake``).
+    private let dtls = Mutex(Handshake())
     /// The DTLS handshake of the current association (nil until
     /// ``start(role:remoteFingerprints:)``), the DTLS records that arrived before it (at most
-    /// 16, fed to it at start), and the association's number (``generation``): callbacks of
-    /// an association replaced by ``beginNewAssociation()`` carry an older one and are dropped.
-    private let dtls = Mutex<(transport: DTLSTransport?, early: [[UInt8]], generation: Int)>((nil, [], 0))
+    /// 16, fed to it at start), the association's number (`generation`: callbacks of an
+    /// association replaced by ``beginNewAssociation()`` carry an older one and are dropped),
+    /// and whether ``close()`` ran (then nothing starts or begins again).
+    private struct Handshake {
+        var transport: DTLSTransport?
+        var early: [[UInt8]] = []
+        var generation = 0
+        var closed = false
+    }
     /// The inbound SRTP counters of the associations replaced so far (``snapshot`` adds them).
     private let retiredInbound = Mutex(SRTPCounters())
     private let sessions = Mutex<(outbound: SRTPSession, inbound: SRTPSession)?>(nil)
@@ -43,7 +51,7 @@ public final class DtlsSrtpTransport: Sendable {
     private let send: @Sendable ([UInt8]) -> Bool
     private let certificate: Certificate
     private let loop: EventLoop
-    private let onState: @Sendable (DTLSTransportState, DTLSError?) -> Void
+    private let onState: @Sendable (DTLSTransportState, DTLSError?, Int) -> Void
     private let onRTP: @Sendable ([UInt8]) -> Void
     private let onRTCP: @Sendable ([UInt8]) -> Void
     /// Where application data (SCTP packets, RFC 8261) goes, and what came before a
@@ -57,6 +65,10 @@ public final class DtlsSrtpTransport: Sendable {
     /// Test hook: returns true for an incoming datagram to drop before it is processed
     /// (the loss injector of the NACK tests). Set before media starts.
     public let dropInbound: (@Sendable ([UInt8]) -> Bool)?
+    /// Test hook: runs on the loop thread when an association connected, between making its
+    /// SRTP sessions and installing them (to widen that window for the tests of a renewal
+    /// meanwhile).
+    let beforeSessionsInstalled = Mutex<(@Sendable () -> Void)?>(nil)
 
     /// Bytes and packets through the transport, for `transport` and `candidate-pair` stats.
     public struct TransportCounters: Sendable {
@@ -111,11 +123,14 @@ public final class DtlsSrtpTransport: Sendable {
     ///   - certificate: our DTLS certificate (its fingerprint is in our SDP).
     ///   - loop: the event loop the DTLS retransmission timers run on.
     ///   - dropInbound: test hook, true for an incoming datagram to drop unprocessed.
-    ///   - onState: DTLS state changes (and the error of a failure), on the loop thread.
+    ///   - onState: DTLS state changes (and the error of a failure), on the loop thread, with
+    ///     the generation of the association they are about (0 for the first, then what
+    ///     ``beginNewAssociation()`` returned): one from an association replaced meanwhile
+    ///     carries an older one, for the owner to ignore.
     ///   - onRTP, onRTCP: each unprotected RTP packet and RTCP compound, on the loop thread.
     public init(send: @escaping @Sendable ([UInt8]) -> Bool, certificate: Certificate, loop: EventLoop,
                 dropInbound: (@Sendable ([UInt8]) -> Bool)? = nil,
-                onState: @escaping @Sendable (DTLSTransportState, DTLSError?) -> Void,
+                onState: @escaping @Sendable (DTLSTransportState, DTLSError?, Int) -> Void,
                 onRTP: @escaping @Sendable ([UInt8]) -> Void,
                 onRTCP: @escaping @Sendable ([UInt8]) -> Void) {
         self.send = send
@@ -133,27 +148,33 @@ public final class DtlsSrtpTransport: Sendable {
     /// fingerprints and starts the handshake (the client sends its ClientHello; the
     /// server waits). Call once ICE is connected. A second call for the same association
     /// does nothing (after ``beginNewAssociation()`` it starts the new one).
+    /// - Returns: true when it started the handshake; false when it dropped this start —
+    ///   the association was started already, was replaced by ``beginNewAssociation()``
+    ///   while this call ran, or the transport is closed — so that a caller that claimed the
+    ///   start can undo its claim.
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when OpenSSL cannot be set up.
-    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) {
-        let generation = dtls.withLock { $0.generation }
+    @discardableResult
+    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) -> Bool {
+        guard let generation = dtls.withLock({ d in d.closed || d.transport != nil ? nil : d.generation }) else { return false }
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
             onStateChange: { [weak self] state in self?.dtlsStateChanged(state, generation: generation) },
             onApplicationData: { [weak self] record in self?.applicationDataArrived(record, generation: generation) })
         let pending: [[UInt8]]? = dtls.withLock { d in
-            // Started already, or replaced meanwhile: this one is dropped.
-            guard d.transport == nil, d.generation == generation else { return nil }
+            // Started already, replaced or closed meanwhile: this one is dropped.
+            guard !d.closed, d.transport == nil, d.generation == generation else { return nil }
             d.transport = transport
             defer { d.early = [] }
             return d.early
         }
-        guard let pending else { return }
+        guard let pending else { return false }
         doorbell.withLock { bell in
             if bell == nil { bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() } }
         }
         transport.start()
         for record in pending { transport.receive(record) }
+        return true
     }
 
     /// Replaces the DTLS association with a new one, not started yet (RFC 8842 §5, RFC
@@ -164,11 +185,18 @@ public final class DtlsSrtpTransport: Sendable {
     /// datagrams protected with the old keys still queued for the loop. The inbound SRTP
     /// counters so far stay in ``snapshot``. Until ``start(role:remoteFingerprints:)``
     /// starts the new handshake (and it connects), RTP and RTCP are neither sent nor taken.
-    public func beginNewAssociation() {
-        let old = dtls.withLock { d -> DTLSTransport? in
-            defer { d = (nil, [], d.generation + 1) }
-            return d.transport
+    /// After ``close()`` it does nothing (a closed transport stays closed).
+    /// - Returns: the new association's generation, which its state changes carry
+    ///   (`onState`); after close, the closed one's.
+    @discardableResult
+    public func beginNewAssociation() -> Int {
+        let (old, generation, closed) = dtls.withLock { d -> (DTLSTransport?, Int, Bool) in
+            guard !d.closed else { return (nil, d.generation, true) }
+            let old = d.transport
+            d = Handshake(generation: d.generation + 1)
+            return (old, d.generation, false)
         }
+        guard !closed else { return generation }
         if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
             let final = inbound.counters
             retiredInbound.withLock { $0.add(final) }
@@ -176,6 +204,7 @@ public final class DtlsSrtpTransport: Sendable {
         applicationData.withLock { $0 = (nil, []) }
         outbound.withLock { $0.datagrams = [] }
         _ = old  // let go here: its deinit cancels its retransmission timer; nothing is sent
+        return generation
     }
 
     /// Sets where the peer's application data records go (loop thread): those that came
@@ -333,12 +362,17 @@ public final class DtlsSrtpTransport: Sendable {
     }
 
     /// Sends what is still queued for the loop thread, then close_notify, and drops the
-    /// SRTP keys (keeping the inbound session's counters for the final stats). Waits for
-    /// the loop thread (never call it from a thread the loop waits on). Idempotent.
+    /// SRTP keys (keeping the inbound session's counters for the final stats); nothing
+    /// starts or begins on it afterwards. Waits for the loop thread (never call it from a
+    /// thread the loop waits on). Idempotent.
     public func close() {
         // What other threads queued (the last media, our BYE) goes out before close_notify.
         loop.sync { drainOutbound(all: true) }
         doorbell.withLock { $0 }?.close()
+        let handshake = dtls.withLock { d in
+            d.closed = true
+            return d.transport
+        }
         handshake?.close()
         if let inbound = sessions.withLock({ s in defer { s = nil }; return s?.inbound }) {
             let final = inbound.counters
@@ -355,13 +389,16 @@ public final class DtlsSrtpTransport: Sendable {
         return sent
     }
 
-    /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports (only
-    /// for the current association: a replaced one's `generation` is older).
+    /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports with the
+    /// association's `generation` (only for the current association: a replaced one's is
+    /// older). The sessions are installed only while the association is still the current
+    /// one — checked again under the lock that ``beginNewAssociation()`` takes — so a
+    /// replaced association that connects meanwhile never leaves its keys on the next one.
     private func dtlsStateChanged(_ state: DTLSTransportState, generation: Int) {
         guard let transport = dtls.withLock({ $0.generation == generation ? $0.transport : nil }) else { return }
         if state == .connected {
             guard let material = transport.keyingMaterial else {
-                onState(.failed, .noSRTPProfile)
+                onState(.failed, .noSRTPProfile, generation)
                 return
             }
             let isClient = transport.role == .client
@@ -369,13 +406,19 @@ public final class DtlsSrtpTransport: Sendable {
             do {
                 let outbound = try SRTPSession(profile: material.profile, key: local.key, salt: local.salt, direction: .outbound)
                 let inbound = try SRTPSession(profile: material.profile, key: remote.key, salt: remote.salt, direction: .inbound)
-                sessions.withLock { $0 = (outbound, inbound) }
+                beforeSessionsInstalled.withLock { $0 }?()
+                let current = dtls.withLock { d -> Bool in
+                    guard d.generation == generation, !d.closed else { return false }
+                    sessions.withLock { $0 = (outbound, inbound) }
+                    return true
+                }
+                guard current else { return }
             } catch {
-                onState(.failed, .keyingMaterial(error))
+                onState(.failed, .keyingMaterial(error), generation)
                 return
             }
         }
-        onState(state, transport.error)
+        onState(state, transport.error, generation)
     }
 }
 

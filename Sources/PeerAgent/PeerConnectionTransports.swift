@@ -18,7 +18,7 @@ extension PeerConnection {
         }
         let madeTransport = DtlsSrtpTransport(
             send: { [made] datagram in made.send(datagram) }, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
-            onState: { state, error in box.value?.dtlsChanged(state, error) },
+            onState: { state, error, _ in box.value?.dtlsChanged(state, error) },
             onRTP: { [weak plane] bytes in if box.value?.isOpen == true { plane?.receiveRTP(bytes) } },
             onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) })
         let creds = (made.localUfrag, made.localPwd)

@@ -41,10 +41,10 @@ private final class Wire: Sendable {
         let wire = Wire()
         let certA = try Certificate(commonName: "a"), certB = try Certificate(commonName: "b")
         let a = DtlsSrtpTransport(send: { wire.fromA($0) }, certificate: certA, loop: loop,
-                                  onState: { s, _ in if s == .connected { wire.connected.add(1, ordering: .relaxed) } },
+                                  onState: { s, _, _ in if s == .connected { wire.connected.add(1, ordering: .relaxed) } },
                                   onRTP: { _ in }, onRTCP: { _ in })
         let b = DtlsSrtpTransport(send: { wire.fromB($0) }, certificate: certB, loop: loop,
-                                  onState: { s, _ in if s == .connected { wire.connected.add(1, ordering: .relaxed) } },
+                                  onState: { s, _, _ in if s == .connected { wire.connected.add(1, ordering: .relaxed) } },
                                   onRTP: { _ in wire.rtpAtB.add(1, ordering: .relaxed) },
                                   onRTCP: { _ in wire.rtcpAtB.add(1, ordering: .relaxed) })
         wire.a.withLock { $0 = a }

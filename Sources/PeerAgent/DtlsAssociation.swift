@@ -28,6 +28,10 @@ struct DtlsAssociation: Sendable {
     /// How many ICE restarts the connection had applied when this association began: a
     /// new association's handshake waits for a pair selected after the last of them.
     var iceRestarts = 0
+    /// The DTLS-SRTP transport's number for this association (its state changes carry it,
+    /// ``DtlsSrtpTransport/beginNewAssociation()``): 0 for the first; nil for a new one until
+    /// the transport is renewed for it — every state change before that is the old one's.
+    var transportGeneration: Int? = 0
 
     /// Our `a=setup` in this association (`active` for its client), once the roles are fixed.
     var setup: Setup? { role.map { $0 == .client ? .active : .passive } }
@@ -39,6 +43,18 @@ struct DtlsAssociation: Sendable {
         guard role != nil, let old = remoteFingerprints.first, !prints.isEmpty else { return false }
         return !prints.contains { $0.matches(old) }
     }
+}
+
+/// A new ``DtlsAssociation`` began and the transports still hold the old one: what
+/// ``PeerConnection/renewTransportsIfNeeded()`` does once the connection's lock is released.
+/// While one is pending, no handshake starts (the transports would start the old one).
+struct TransportRenewal: Sendable {
+    /// The generation of the association it renews the transports for.
+    var generation: Int
+    /// The handshake deadline timers of the associations it replaces, to cancel.
+    var timers: [UInt32]
+    /// A thread is renewing the transports for it now.
+    var underway = false
 }
 
 /// What ``PeerConnectionEvent/dtlsRestarted(_:)`` reports: the peer came back with a new

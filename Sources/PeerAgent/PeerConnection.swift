@@ -82,8 +82,8 @@ public final class PeerConnection: Sendable {
         /// the first answer fixed the roles (RFC 8842 §5.5).
         var establishedSetup: Setup? { association.setup }
         /// A new association began (``DtlsAssociation``) and the transports still hold the
-        /// old one: the old handshake's deadline timer to cancel once the lock is released.
-        var pendingRenewal: UInt32?
+        /// old one: what to do once the lock is released.
+        var pendingRenewal: TransportRenewal?
         /// ICE restarts applied, and their count when the last pair was selected: a new
         /// association's handshake waits for a pair selected after its restart.
         var iceRestarts = 0, pairSelectedAfterRestarts = -1
@@ -494,17 +494,18 @@ public final class PeerConnection: Sendable {
     /// allocations). Idempotent. It waits for the sink threads to finish writing, so from an
     /// event callback (the event-loop thread) it holds that thread up for as long.
     public func close() {
-        let (transport, agent, timer, wasOpen, closedAlready) = state.withLock { s in
+        let (transport, agent, timers, wasOpen, closedAlready) = state.withLock { s in
             let wasOpen = !s.closedLocally
             let closedAlready = s.machine.state == .closed  // the peer's close_notify reported it
             s.closedLocally = true
             s.machine.close()
             s.signaling = .closed
-            defer { s.association.timer = 0 }
-            return (s.transport, s.agent, s.association.timer, wasOpen, closedAlready)
+            // The deadlines: the association's, and those a renewal not done yet was to cancel.
+            defer { s.association.timer = 0; s.pendingRenewal = nil }
+            return (s.transport, s.agent, [s.association.timer] + (s.pendingRenewal?.timers ?? []), wasOpen, closedAlready)
         }
         guard wasOpen else { return }
-        if timer != 0 { loop.cancelTimer(timer) }
+        for timer in timers { loop.cancelTimer(timer) }
         plane.close(on: loop)
         sctp.close()
         transport?.close()

@@ -49,36 +49,53 @@ extension PeerConnection {
     }
 
     /// Begins a new DTLS association (RFC 8829 §5.11, RFC 8842 §5): our `role` in it, the
-    /// peer's new `remoteFingerprints`; the old one's handshake deadline is left for
-    /// ``renewTransportsIfNeeded()`` to cancel. Returns the events: the DTLS transport is
+    /// peer's new `remoteFingerprints`; the transports are renewed for it and the old
+    /// deadline cancelled once the lock is released (``renewTransportsIfNeeded()``, with
+    /// what a renewal still pending had to do). Returns the events: the DTLS transport is
     /// `new` again (the connection `connecting`), and why (``PeerConnectionEvent/dtlsRestarted(_:)``).
     private func beginAssociationLocked(_ s: inout State, role: DTLSRole, remoteFingerprints: [Fingerprint],
                                         offeredByUs: Bool) -> [PeerConnectionEvent] {
         let old = s.association
-        s.pendingRenewal = old.timer
         s.association = DtlsAssociation(generation: old.generation + 1, role: role, remoteFingerprints: remoteFingerprints,
-                                        iceRestarts: s.iceRestarts)
+                                        iceRestarts: s.iceRestarts, transportGeneration: nil)
         func text(_ f: Fingerprint?) -> String { f.map { "\($0.algorithm) \($0.value)" } ?? "" }
         let restart = DtlsRestart(fingerprint: text(remoteFingerprints.first), previousFingerprint: text(old.remoteFingerprints.first),
                                   role: role == .client ? "client" : "server", generation: s.association.generation,
                                   offeredByUs: offeredByUs)
+        // A renewal not begun yet is taken over (its timers cancelled); one under way has
+        // taken its own, and renews again for this one when it is done.
+        let earlier = s.pendingRenewal.flatMap { $0.underway ? nil : $0 }
+        s.pendingRenewal = TransportRenewal(generation: s.association.generation,
+                                            timers: (earlier?.timers ?? []) + (old.timer != 0 ? [old.timer] : []))
         return [.dtlsRestarted(restart)] + s.machine.dtlsRenewed(now: monotonicMs())
     }
 
     /// After a new association began (lock released, caller's thread): the old handshake's
     /// deadline is cancelled, the DTLS-SRTP transport drops the old association and its
     /// SRTP sessions (``DtlsSrtpTransport/beginNewAssociation()``), and the SCTP association
-    /// ends with it, its channels closed and reported (``SctpTransport/restart()``). The new
-    /// handshake starts when the restarted ICE has a pair (``maybeStartDTLS()``).
+    /// ends with it, its channels closed and reported (``SctpTransport/restart()``). Only
+    /// then is the renewal done: until then no handshake starts, which would start the old
+    /// association. The new handshake starts when the restarted ICE has a pair
+    /// (``maybeStartDTLS()``, called here: the pair may have come during the renewal).
     func renewTransportsIfNeeded() {
-        guard let (timer, transport) = state.withLock({ s -> (UInt32, DtlsSrtpTransport?)? in
-            guard let timer = s.pendingRenewal else { return nil }
-            s.pendingRenewal = nil
-            return (timer, s.transport)
-        }) else { return }
-        if timer != 0 { loop.cancelTimer(timer) }
-        transport?.beginNewAssociation()
-        sctp.restart()
+        while let (renewal, transport) = state.withLock({ s -> (TransportRenewal, DtlsSrtpTransport?)? in
+            guard var r = s.pendingRenewal, !r.underway else { return nil }
+            r.underway = true
+            s.pendingRenewal = r
+            return (r, s.transport)
+        }) {
+            for timer in renewal.timers { loop.cancelTimer(timer) }
+            configuration.beforeTransportRenewal?()
+            let generation = transport?.beginNewAssociation()
+            sctp.restart()
+            state.withLock { s in
+                // Done, unless another association began meanwhile: the loop renews for it.
+                guard s.pendingRenewal?.generation == renewal.generation else { return }
+                s.pendingRenewal = nil
+                s.association.transportGeneration = generation
+            }
+        }
+        maybeStartDTLS()
     }
 
     /// Starts the DTLS handshake of the association in use once ICE is connected and the
@@ -98,8 +115,15 @@ extension PeerConnection {
             return (transport, role, a.remoteFingerprints.map { ($0.algorithm, $0.value) }, a.generation)
         }
         guard let (transport, role, prints, generation) = ready else { return }
-        do { try transport.start(role: role, remoteFingerprints: prints) } catch {
+        let started: Bool
+        do { started = try transport.start(role: role, remoteFingerprints: prints) } catch {
             fail("DTLS could not start: \(error)")
+            return
+        }
+        guard started else {
+            // The transport dropped this start (its association was replaced meanwhile):
+            // the claim is undone, for the start that comes with the renewal.
+            state.withLock { s in if s.association.generation == generation { s.association.started = false } }
             return
         }
         let box = WeakBox(self)

@@ -51,6 +51,10 @@ public struct PeerConnectionConfiguration: Sendable {
     public var endToEndClock: EndToEndClockChoice = .automatic
     /// Test hook: drop an incoming datagram when this returns true (loss injection).
     public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
+    /// Test hook: runs on the thread renewing the transports for a new DTLS association,
+    /// before they are renewed (``PeerConnection/renewTransportsIfNeeded()``), to widen
+    /// that window for the tests of what the loop thread does meanwhile.
+    var beforeTransportRenewal: (@Sendable () -> Void)?
 
     /// The defaults above.
     public init() {}

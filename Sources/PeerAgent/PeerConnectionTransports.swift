@@ -18,7 +18,7 @@ extension PeerConnection {
         }
         let madeTransport = DtlsSrtpTransport(
             send: { [made] datagram in made.send(datagram) }, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
-            onState: { state, error, _ in box.value?.dtlsChanged(state, error) },
+            onState: { state, error, generation in box.value?.dtlsChanged(state, error, generation: generation) },
             onRTP: { [weak plane] bytes in if box.value?.isOpen == true { plane?.receiveRTP(bytes) } },
             onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) })
         let creds = (made.localUfrag, made.localPwd)
@@ -83,15 +83,17 @@ extension PeerConnection {
         if startDTLS { maybeStartDTLS() }
     }
 
-    /// A DTLS state change (loop thread); media starts on the first `connected`, and a new
-    /// association's `connected` brings the data channels and key frames back
-    /// (``associationConnected(timer:transport:)``).
-    private func dtlsChanged(_ newState: DTLSTransportState, _ error: DTLSError?) {
+    /// A DTLS state change (loop thread) of the transport's association `generation`; media
+    /// starts on the first `connected`, and a new association's `connected` brings the data
+    /// channels and key frames back (``associationConnected(timer:transport:)``). A change
+    /// of an association replaced meanwhile (its late `connected`, or anything before the
+    /// transport was renewed for the new one) is ignored.
+    private func dtlsChanged(_ newState: DTLSTransportState, _ error: DTLSError?, generation: Int) {
         var events: [PeerConnectionEvent] = []
         var startMedia = false
         var renewed: (UInt32, DtlsSrtpTransport)?
         state.withLock { s in
-            guard !s.machine.isClosed else { return }
+            guard !s.machine.isClosed, s.association.transportGeneration == generation else { return }
             let (changed, first) = s.machine.dtlsChanged(newState, error: error, now: monotonicMs())
             events += changed
             startMedia = first

@@ -26,11 +26,13 @@ final class ReplaceablePair: @unchecked Sendable {
 
     /// A with audio and video (its recording of B's video in `dir/a.ivf`, decoded) and, with
     /// `data`, a data channel `chat` made before the first offer; then the first B.
-    init(label: String, data: Bool = true) throws {
+    /// `configureA` edits A's configuration (a test hook).
+    init(label: String, data: Bool = true, configureA: (inout PeerConnectionConfiguration) -> Void = { _ in }) throws {
         dir = TestServices.temporaryDirectory(label)
         var c = Self.configuration()
         let deaf = self.deaf
         c.inboundDropFilter = { _ in deaf.value.load(ordering: .relaxed) }
+        configureA(&c)
         let box = Box()
         a = try PeerConnection(configuration: c) { event in box.pair?.recordA(event) }
         box.pair = self
@@ -264,6 +266,51 @@ final class ReplaceablePair: @unchecked Sendable {
         #expect(await eventually(within: 5) { pair.a.connectionState == .failed })
         let reason = pair.a.failureReason ?? ""
         #expect(reason.hasPrefix("DTLS failed") && reason.contains(third.replacingOccurrences(of: ":", with: "")), "\(reason)")
+    }
+
+    /// Holds A's transport renewal (``PeerConnectionConfiguration/beforeTransportRenewal``)
+    /// until A's loop thread has selected the pair of the restarted ICE (3 s at most).
+    final class RenewalHold: @unchecked Sendable {
+        weak var pc: PeerConnection?
+        let sawPair = Atomic<Bool>(false)
+
+        func waitForPair() {
+            guard let pc else { return }
+            let deadline = Date().addingTimeInterval(3)
+            while Date() < deadline {
+                if pc.state.withLock({ $0.pairSelectedAfterRestarts >= $0.iceRestarts }) {
+                    sawPair.store(true, ordering: .relaxed)
+                    return
+                }
+                usleep(5_000)
+            }
+        }
+    }
+
+    /// The restarted ICE selects its pair while A is still renewing its transports for the
+    /// new association (a test hook holds the renewal until A's loop thread has selected
+    /// it): the new handshake starts all the same once the renewal is done — a second DTLS
+    /// `connected`, the connection `connected` again — instead of being dropped and the
+    /// call failing at the DTLS deadline.
+    @Test func aPairSelectedWhileTheTransportsAreRenewedStillStartsTheHandshake() async throws {
+        let hold = RenewalHold()
+        let pair = try ReplaceablePair(label: "newcert-race", data: false) { c in
+            c.beforeTransportRenewal = { hold.waitForPair() }
+        }
+        hold.pc = pair.a
+        defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
+        try ReplaceablePair.exchange(pair.a, pair.b)
+        #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        await pair.killB()
+        let b2 = try pair.newB()
+        pair.a.restartIce()
+        try ReplaceablePair.exchange(pair.a, b2)
+        let sawPair = hold.sawPair.load(ordering: .relaxed)
+        #expect(sawPair, "the restarted ICE selected its pair during the renewal")
+        #expect(await eventually(within: 5) { pair.count("a", .dtlsState(.connected)) == 2 })
+        #expect(await eventually(within: 3) { pair.a.connectionState == .connected && b2.connectionState == .connected })
+        let va = try #require(pair.videoA)
+        #expect(await PeerConnectionRenegotiationTests.grows({ va.receiver.snapshot().framesReceived ?? 0 }), "B2's media arrives")
     }
 
     /// A new fingerprint without an ICE restart stays refused, offer or answer, naming the

@@ -53,6 +53,8 @@ struct TransportRenewal: Sendable {
     var generation: Int
     /// The handshake deadline timers of the associations it replaces, to cancel.
     var timers: [UInt32]
+    /// What to report once the transports are renewed (one per association begun, in order).
+    var restarts: [DtlsRestart]
     /// A thread is renewing the transports for it now.
     var underway = false
 }

@@ -49,10 +49,10 @@ extension PeerConnection {
     }
 
     /// Begins a new DTLS association (RFC 8829 §5.11, RFC 8842 §5): our `role` in it, the
-    /// peer's new `remoteFingerprints`; the transports are renewed for it and the old
-    /// deadline cancelled once the lock is released (``renewTransportsIfNeeded()``, with
-    /// what a renewal still pending had to do). Returns the events: the DTLS transport is
-    /// `new` again (the connection `connecting`), and why (``PeerConnectionEvent/dtlsRestarted(_:)``).
+    /// peer's new `remoteFingerprints`; the transports are renewed for it, the old deadline
+    /// cancelled and the new association reported once the lock is released
+    /// (``renewTransportsIfNeeded()``, with what a renewal still pending had to do). Returns
+    /// the events: the DTLS transport is `new` again (the connection `connecting`).
     private func beginAssociationLocked(_ s: inout State, role: DTLSRole, remoteFingerprints: [Fingerprint],
                                         offeredByUs: Bool) -> [PeerConnectionEvent] {
         let old = s.association
@@ -62,21 +62,24 @@ extension PeerConnection {
         let restart = DtlsRestart(fingerprint: text(remoteFingerprints.first), previousFingerprint: text(old.remoteFingerprints.first),
                                   role: role == .client ? "client" : "server", generation: s.association.generation,
                                   offeredByUs: offeredByUs)
-        // A renewal not begun yet is taken over (its timers cancelled); one under way has
-        // taken its own, and renews again for this one when it is done.
+        // A renewal not begun yet is taken over (its timers cancelled, its report made); one
+        // under way has taken its own, and renews again for this one when it is done.
         let earlier = s.pendingRenewal.flatMap { $0.underway ? nil : $0 }
         s.pendingRenewal = TransportRenewal(generation: s.association.generation,
-                                            timers: (earlier?.timers ?? []) + (old.timer != 0 ? [old.timer] : []))
-        return [.dtlsRestarted(restart)] + s.machine.dtlsRenewed(now: monotonicMs())
+                                            timers: (earlier?.timers ?? []) + (old.timer != 0 ? [old.timer] : []),
+                                            restarts: (earlier?.restarts ?? []) + [restart])
+        return s.machine.dtlsRenewed(now: monotonicMs())
     }
 
     /// After a new association began (lock released, caller's thread): the old handshake's
     /// deadline is cancelled, the DTLS-SRTP transport drops the old association and its
     /// SRTP sessions (``DtlsSrtpTransport/beginNewAssociation()``), and the SCTP association
-    /// ends with it, its channels closed and reported (``SctpTransport/restart()``). Only
-    /// then is the renewal done: until then no handshake starts, which would start the old
-    /// association. The new handshake starts when the restarted ICE has a pair
-    /// (``maybeStartDTLS()``, called here: the pair may have come during the renewal).
+    /// ends with it, its channels closed (``SctpTransport/restart()``). Only then is the
+    /// renewal done — until then no handshake starts, which would start the old association
+    /// — and reported: ``PeerConnectionEvent/dtlsRestarted(_:)``, then each channel
+    /// `closed`; so a handler of that event makes its channels on the new association. The
+    /// new handshake starts when the restarted ICE has a pair (``maybeStartDTLS()``, called
+    /// here: the pair may have come during the renewal).
     func renewTransportsIfNeeded() {
         while let (renewal, transport) = state.withLock({ s -> (TransportRenewal, DtlsSrtpTransport?)? in
             guard var r = s.pendingRenewal, !r.underway else { return nil }
@@ -87,13 +90,14 @@ extension PeerConnection {
             for timer in renewal.timers { loop.cancelTimer(timer) }
             configuration.beforeTransportRenewal?()
             let generation = transport?.beginNewAssociation()
-            sctp.restart()
+            let closed = sctp.restart()
             state.withLock { s in
                 // Done, unless another association began meanwhile: the loop renews for it.
                 guard s.pendingRenewal?.generation == renewal.generation else { return }
                 s.pendingRenewal = nil
                 s.association.transportGeneration = generation
             }
+            emit(renewal.restarts.map { .dtlsRestarted($0) } + closed.map { .dataChannel(.state($0, .closed)) })
         }
         maybeStartDTLS()
     }

@@ -265,11 +265,13 @@ public final class SctpTransport: Sendable {
     /// The DTLS association under this one was replaced (the peer came back with a new
     /// certificate, RFC 8829 §5.11, RFC 8842 §5): the SCTP association ends with it — its
     /// peer is gone, so nothing is sent, and its late events are dropped — every channel
-    /// still open closes and is reported `closed` (W3C: the transport closed), and the
-    /// transport is `new` again: once the new DTLS association connects, ``start(over:)``
-    /// makes a new SCTP association, where channels made from now on open (either side
-    /// may make them, as at the start). Loop thread or any (waits for the loop thread).
-    func restart() {
+    /// still open closes (W3C: the transport closed), and the transport is `new` again:
+    /// once the new DTLS association connects, ``start(over:)`` makes a new SCTP
+    /// association, where channels made from now on open (either side may make them, as at
+    /// the start). Loop thread or any (waits for the loop thread).
+    /// - Returns: the channels it closed, whose `closed` the caller reports
+    ///   (``DataChannelEvent/state(_:_:)``) after what it reports first.
+    func restart() -> [DataChannel] {
         loop.sync {
             let c = confined.value
             if let status = c.association?.status { c.lastStatus = status }
@@ -282,12 +284,12 @@ public final class SctpTransport: Sendable {
             c.streamLimit = SCTPAssociation.streams
             c.refusing = []
         }
-        let open = shared.withLock { s in
+        let open = shared.withLock { s -> [DataChannel] in
             s.state = .new
             s.blockedStreams = []
             return s.channels.filter { $0.readyState != .closed }
         }
-        for channel in open { setState(channel, .closed) }
+        return open.filter { mark($0, .closed) }
     }
 
     /// The association's status for stats (waits for the loop thread).
@@ -428,14 +430,20 @@ public final class SctpTransport: Sendable {
     }
 
     func setState(_ ch: DataChannel, _ new: DataChannelState) {
+        guard mark(ch, new) else { return }
+        onEvent(.state(ch, new))
+    }
+
+    /// Sets `ch`'s state to `new` without reporting it; false when it was `new` already or
+    /// closed (closed is final).
+    private func mark(_ ch: DataChannel, _ new: DataChannelState) -> Bool {
         let changed = ch.state.withLock { s -> Bool in
             guard s.readyState != new, s.readyState != .closed else { return false }
             s.readyState = new  // bufferedAmount stays as it is (W3C: it does not reset on close)
             return true
         }
-        guard changed else { return }
-        if new == .closed { forgetClosedChannels() }
-        onEvent(.state(ch, new))
+        if changed, new == .closed { forgetClosedChannels() }
+        return changed
     }
 
     /// Closed channels kept in ``channels`` (their stats stay readable); older ones are let

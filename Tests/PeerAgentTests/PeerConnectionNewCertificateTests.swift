@@ -23,6 +23,12 @@ final class ReplaceablePair: @unchecked Sendable {
     }
     let a: PeerConnection
     let dir: String
+    /// Called with each of A's events on the loop thread, before it is kept (a test's handler).
+    var onEventA: (@Sendable (PeerConnectionEvent) -> Void)? {
+        get { lock.withLock { handlerA } }
+        set { lock.withLock { handlerA = newValue } }
+    }
+    private var handlerA: (@Sendable (PeerConnectionEvent) -> Void)?
 
     /// A with audio and video (its recording of B's video in `dir/a.ivf`, decoded) and, with
     /// `data`, a data channel `chat` made before the first offer; then the first B.
@@ -75,6 +81,7 @@ final class ReplaceablePair: @unchecked Sendable {
 
     private func recordA(_ event: PeerConnectionEvent) {
         if case let .localCandidate(c) = event { try? b.addIceCandidate(c) }
+        onEventA?(event)
         lock.withLock { store["a", default: []].append((event, Date())) }
     }
 
@@ -311,6 +318,42 @@ final class ReplaceablePair: @unchecked Sendable {
         #expect(await eventually(within: 3) { pair.a.connectionState == .connected && b2.connectionState == .connected })
         let va = try #require(pair.videoA)
         #expect(await PeerConnectionRenegotiationTests.grows({ va.receiver.snapshot().framesReceived ?? 0 }), "B2's media arrives")
+    }
+
+    /// The channel a test's `dtlsRestarted` handler made (on the loop thread).
+    final class MadeChannel: Sendable {
+        let channel = Mutex<DataChannel?>(nil)
+    }
+
+    /// A data channel made in the `dtlsRestarted` event's handler (as a call reopens its
+    /// channels there) is one of the new association's: the renewal, which closes the old
+    /// association's channels, leaves it alone, and it opens once the new SCTP association
+    /// is up — B2 gets it, and it carries a message each way.
+    @Test func aChannelMadeWhenTheRestartIsReportedOpensOnTheNewAssociation() async throws {
+        let pair = try ReplaceablePair(label: "newcert-handler")
+        defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
+        try ReplaceablePair.exchange(pair.a, pair.b)
+        #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let chat = try #require(pair.a.sctp.channels.first { $0.label == "chat" })
+        #expect(await eventually(within: 5) { chat.readyState == .open })
+        let made = MadeChannel()
+        let a = pair.a
+        pair.onEventA = { event in
+            guard case .dtlsRestarted = event else { return }
+            made.channel.withLock { $0 = try? a.createDataChannel("again") }
+        }
+        await pair.killB()
+        let b2 = try pair.newB()
+        pair.a.restartIce()
+        try ReplaceablePair.exchange(pair.a, b2)
+        #expect(await eventually(within: 3) { made.channel.withLock { $0 } != nil })
+        let again = try #require(made.channel.withLock { $0 })
+        #expect(await eventually(within: 3) { chat.readyState == .closed })
+        #expect(await eventually(within: 5) { again.readyState == .open && pair.remoteChannel("b2", "again")?.readyState == .open },
+                "made in the handler: \(again.readyState)")
+        try again.send(.text("again"))
+        try #require(pair.remoteChannel("b2", "again")).send(.text("back again"))
+        #expect(await eventually(within: 3) { pair.texts("b2") == ["again"] && pair.texts("a") == ["back again"] })
     }
 
     /// A new fingerprint without an ICE restart stays refused, offer or answer, naming the

@@ -79,10 +79,10 @@ extension PeerConnection {
     /// — and reported: ``PeerConnectionEvent/dtlsRestarted(_:)``, then each channel
     /// `closed`; so a handler of that event makes its channels on the new association. The
     /// new handshake starts when the restarted ICE has a pair (``maybeStartDTLS()``, called
-    /// here: the pair may have come during the renewal).
+    /// here: the pair may have come during the renewal). Nothing once the connection closed.
     func renewTransportsIfNeeded() {
         while let (renewal, transport) = state.withLock({ s -> (TransportRenewal, DtlsSrtpTransport?)? in
-            guard var r = s.pendingRenewal, !r.underway else { return nil }
+            guard var r = s.pendingRenewal, !r.underway, !s.machine.isClosed else { return nil }
             r.underway = true
             s.pendingRenewal = r
             return (r, s.transport)
@@ -91,13 +91,15 @@ extension PeerConnection {
             configuration.beforeTransportRenewal?()
             let generation = transport?.beginNewAssociation()
             let closed = sctp.restart()
-            state.withLock { s in
+            let open = state.withLock { s -> Bool in
                 // Done, unless another association began meanwhile: the loop renews for it.
-                guard s.pendingRenewal?.generation == renewal.generation else { return }
-                s.pendingRenewal = nil
-                s.association.transportGeneration = generation
+                if s.pendingRenewal?.generation == renewal.generation {
+                    s.pendingRenewal = nil
+                    s.association.transportGeneration = generation
+                }
+                return !s.machine.isClosed
             }
-            emit(renewal.restarts.map { .dtlsRestarted($0) } + closed.map { .dataChannel(.state($0, .closed)) })
+            if open { emit(renewal.restarts.map { .dtlsRestarted($0) } + closed.map { .dataChannel(.state($0, .closed)) }) }
         }
         maybeStartDTLS()
     }

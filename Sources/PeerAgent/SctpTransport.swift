@@ -35,6 +35,8 @@ public final class SctpTransport: Sendable {
         var discards = DataChannelDiscards()
         var role: DTLSRole?
         var state: SctpTransportState = .new
+        /// ``SctpTransport/close()`` ran (the connection closed): final, nothing restarts.
+        var ended = false
         /// The next channel's ``DataChannel/serial``.
         var nextSerial = 0
         /// Streams whose reset the peer denied or failed: never given to a channel again in
@@ -257,6 +259,7 @@ public final class SctpTransport: Sendable {
         }
         let open = shared.withLock { s in
             s.state = .closed
+            s.ended = true
             return s.channels.filter { $0.readyState != .closed }
         }
         for channel in open { setState(channel, .closed) }
@@ -268,10 +271,14 @@ public final class SctpTransport: Sendable {
     /// still open closes (W3C: the transport closed), and the transport is `new` again:
     /// once the new DTLS association connects, ``start(over:)`` makes a new SCTP
     /// association, where channels made from now on open (either side may make them, as at
-    /// the start). Loop thread or any (waits for the loop thread).
+    /// the start). After ``close()`` (the connection closed) it does nothing: `closed` is
+    /// final there. (A transport `closed` because its association went down is restarted:
+    /// the new DTLS association brings a new one.) Loop thread or any (waits for the loop
+    /// thread).
     /// - Returns: the channels it closed, whose `closed` the caller reports
     ///   (``DataChannelEvent/state(_:_:)``) after what it reports first.
     func restart() -> [DataChannel] {
+        guard !shared.withLock({ $0.ended }) else { return [] }
         loop.sync {
             let c = confined.value
             if let status = c.association?.status { c.lastStatus = status }
@@ -285,6 +292,7 @@ public final class SctpTransport: Sendable {
             c.refusing = []
         }
         let open = shared.withLock { s -> [DataChannel] in
+            guard !s.ended else { return [] }  // closed meanwhile
             s.state = .new
             s.blockedStreams = []
             return s.channels.filter { $0.readyState != .closed }

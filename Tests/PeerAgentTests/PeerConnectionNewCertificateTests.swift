@@ -320,6 +320,33 @@ final class ReplaceablePair: @unchecked Sendable {
         #expect(await PeerConnectionRenegotiationTests.grows({ va.receiver.snapshot().framesReceived ?? 0 }), "B2's media arrives")
     }
 
+    /// A closes while it renews its transports for the new association (a test hook closes
+    /// it there, as another thread may): `closed` stays final — the data channel transport
+    /// and the DTLS-SRTP transport stay `closed` (not `new` again for an association that
+    /// never starts), the channel is closed, and no `dtlsRestarted` follows the close.
+    @Test func aCloseDuringTheRenewalStaysClosed() async throws {
+        let hold = RenewalHold()
+        let pair = try ReplaceablePair(label: "newcert-close") { c in
+            c.beforeTransportRenewal = { hold.pc?.close() }
+        }
+        hold.pc = pair.a
+        defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
+        try ReplaceablePair.exchange(pair.a, pair.b)
+        #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
+        let chat = try #require(pair.a.sctp.channels.first { $0.label == "chat" })
+        #expect(await eventually(within: 5) { chat.readyState == .open })
+        await pair.killB()
+        let b2 = try pair.newB()
+        pair.a.restartIce()
+        try ReplaceablePair.exchange(pair.a, b2)
+        let transport = try #require(pair.a.state.withLock { $0.transport })
+        #expect(await eventually(within: 3) { transport.state == .closed })
+        try await Task.sleep(nanoseconds: 200_000_000)
+        #expect(pair.a.connectionState == .closed && pair.a.sctp.state == .closed && transport.state == .closed)
+        #expect(chat.readyState == .closed)
+        #expect(Self.restarts(pair, "a").isEmpty, "nothing reported after the close")
+    }
+
     /// The channel a test's `dtlsRestarted` handler made (on the loop thread).
     final class MadeChannel: Sendable {
         let channel = Mutex<DataChannel?>(nil)

@@ -135,8 +135,10 @@ final class RtpReceiver: Sendable {
         var lastOutput: (ticks: Int64, atMs: Int64)?
         /// RTP packets of the current source (its first one may ask for a key frame).
         var sourcePackets = 0
-        /// Packets lost by the sources before this one (RFC 3550 A.3), kept in `packetsLost`.
-        var lostBefore: Int64 = 0
+        /// What the sources before this one counted, kept in the W3C counters (which only
+        /// grow): packets lost (RFC 3550 A.3, `packetsLost`), discarded (late, `packetsDiscarded`)
+        /// and duplicated (`packetsDuplicated`) by their depayloaders.
+        var lostBefore: Int64 = 0, discardedBefore = 0, duplicatedBefore = 0
         /// The next frame (packet) delivered is reported as a first one (a new source's).
         var reportFirstFrame = false
         var ended = false
@@ -299,7 +301,8 @@ final class RtpReceiver: Sendable {
     /// afresh, video waiting for a key frame. The sinks keep their files: the new source's
     /// timestamps continue the old one's timeline where the wall clock says (the outage a
     /// gap), so a recording goes on and stays decodable. Counts (packets, bytes, frames,
-    /// `packetsLost`) go on adding up; the first frame of the new source is reported again.
+    /// `packetsLost`, `packetsDiscarded`, `packetsDuplicated`: W3C counters only grow) go on
+    /// adding up; the first frame of the new source is reported again.
     /// Called with the plane's lock held: never waits.
     func remoteSourceRestarted() {
         let effects = network.withLock { n -> Effects in
@@ -313,6 +316,8 @@ final class RtpReceiver: Sendable {
                 n.timelineBase = last.ticks + max((now - last.atMs) * ticksPerMs, 120 * ticksPerMs)
             }
             n.lostBefore += Int64(n.statistics.cumulativeLost)
+            n.discardedBefore += n.assembler.counters.latePackets + n.opusDepayloader.counters.latePackets
+            n.duplicatedBefore += n.assembler.counters.duplicatePackets + n.opusDepayloader.counters.duplicatePackets
             n.remoteSSRC = nil
             n.statistics = ReceiverStatistics()
             n.nacks = NackGenerator()
@@ -424,9 +429,9 @@ final class RtpReceiver: Sendable {
             s.packetsLost = Int(n.lostBefore + Int64(n.statistics.cumulativeLost))
             s.jitter = Double(n.statistics.jitter) / (kind == .video ? 90_000 : 48_000)
             // W3C: late (and, for audio, jitter-buffer overflow) discards; duplicates apart.
-            s.packetsDiscarded = n.assembler.counters.latePackets + n.opusDepayloader.counters.latePackets
+            s.packetsDiscarded = n.discardedBefore + n.assembler.counters.latePackets + n.opusDepayloader.counters.latePackets
                 + (kind == .audio ? n.sinkOverflowDrops : 0)
-            s.packetsDuplicated = n.assembler.counters.duplicatePackets + n.opusDepayloader.counters.duplicatePackets
+            s.packetsDuplicated = n.duplicatedBefore + n.assembler.counters.duplicatePackets + n.opusDepayloader.counters.duplicatePackets
             s.sinkOverflowDrops = n.sinkOverflowDrops
             if kind == .video {
                 s.jitterBufferDelay = n.jitterBufferDelay

@@ -1,4 +1,4 @@
-// RtpReceiver: W3C RTCRtpReceiver — RTP in (RFC 3550 A.1–A.8 statistics, NACK RFC 4585, VP8 RFC 7741 / Opus RFC 7587 depacketizing) to a bounded sink thread that records and decodes.
+// RtpReceiver: W3C RTCRtpReceiver — RTP in (RFC 3550 A.1–A.8 statistics, NACK RFC 4585, VP8 RFC 7741 / Opus RFC 7587 depacketizing) to a bounded sink thread that records and decodes (a new remote source in RtpReceiverSourceRestart.swift, previous payload types in RtpReceiverPreviousPayloadTypes.swift).
 import Bytes
 import Dispatch
 import Foundation
@@ -94,12 +94,12 @@ final class RtpReceiver: Sendable {
     private let endToEndClock = EndToEndClockState()
     /// Items queued to `sinkThread` and not yet run (any thread).
     private let sinkBacklog = Atomic<Int>(0)
-    private let network: Mutex<NetworkState>
+    let network: Mutex<NetworkState>
     /// The writers and decoders (`sinkThread`).
     private let sinks: ThreadBound<ReceiveSinks>
 
     /// The network side: loop thread, statistics readers, ``close()``.
-    private struct NetworkState {
+    struct NetworkState {
         var mid: String?
         /// The payload types the last negotiation gave this m-section, the first its codec's.
         var payloadTypes: Set<UInt8> = [], negotiatedPayloadType: Int?
@@ -159,7 +159,7 @@ final class RtpReceiver: Sendable {
     /// What a call under the lock leaves to do once it is released: callbacks and sends
     /// (sink items are queued under the lock, so they reach the sink thread in the order
     /// taken and before ``close()``'s flush).
-    private struct Effects: Sendable {
+    struct Effects: Sendable {
         /// The events to report to ``onEvent``: the first frame, a previous payload type.
         var events: [PeerConnectionEvent] = []
         /// RTCP feedback to send now.
@@ -203,7 +203,7 @@ final class RtpReceiver: Sendable {
     func configure(mid: String, payloadTypes: [Int], remoteSSRC: UInt32?) {
         let now = Set(payloadTypes.map { UInt8(clamping: $0) })
         network.withLock { n in
-            n.previousPayloadTypes = n.mid == mid ? n.previousPayloadTypes.union(n.payloadTypes).subtracting(now) : []
+            n.previousPayloadTypes = Self.previousPayloadTypes(n, mid: mid, negotiated: now)
             n.mid = mid
             n.payloadTypes = now
             n.negotiatedPayloadType = payloadTypes.first
@@ -215,13 +215,6 @@ final class RtpReceiver: Sendable {
 
     /// The negotiated mid, once configured.
     var mid: String? { network.withLock { $0.mid } }
-    /// True when this receiver takes packets of `payloadType`: negotiated now, or by an
-    /// earlier negotiation of this m-section (``configure(mid:payloadTypes:remoteSSRC:)``).
-    func accepts(payloadType: UInt8) -> Bool {
-        network.withLock { $0.payloadTypes.contains(payloadType) || $0.previousPayloadTypes.contains(payloadType) }
-    }
-    /// True when the last negotiation gave this m-section `payloadType`.
-    func negotiates(payloadType: UInt8) -> Bool { network.withLock { $0.payloadTypes.contains(payloadType) } }
     /// Packets routed here from another SSRC than the stream's, dropped (counted in the
     /// transport's `rtpUnknownSsrcDrops`).
     var unknownSSRCDrops: Int { network.withLock { $0.unknownSSRCDrops } }
@@ -291,51 +284,6 @@ final class RtpReceiver: Sendable {
             n.stats.nackCount += 1
             return [.nack(TransportLayerNack(senderSSRC: localSSRC, mediaSSRC: remoteSSRC, lost: due))]
         }
-    }
-
-    /// The remote sender was replaced (a new DTLS association: the peer's new process or
-    /// page, RFC 8842 §5): what is complete of the old source goes to the sinks; the next
-    /// packets are a new source — the SSRC a new description announces (``configure``),
-    /// else the first that comes, with sequence numbers and RTP timestamps of its own —
-    /// whose statistics (RFC 3550 A.1), NACK state, depayloading and sender reports start
-    /// afresh, video waiting for a key frame. The sinks keep their files: the new source's
-    /// timestamps continue the old one's timeline where the wall clock says (the outage a
-    /// gap), so a recording goes on and stays decodable. Counts (packets, bytes, frames,
-    /// `packetsLost`, `packetsDiscarded`, `packetsDuplicated`: W3C counters only grow) go on
-    /// adding up; the first frame of the new source is reported again.
-    /// Called with the plane's lock held: never waits.
-    func remoteSourceRestarted() {
-        let effects = network.withLock { n -> Effects in
-            var e = Effects()
-            guard !n.ended else { return e }
-            drain(&n, &e)
-            let now = monotonicMs()
-            let ticksPerMs: Int64 = kind == .video ? 90 : 48
-            if let last = n.lastOutput {
-                // At least 120 ms on: an Opus packet lasts up to that (a later one is not "late").
-                n.timelineBase = last.ticks + max((now - last.atMs) * ticksPerMs, 120 * ticksPerMs)
-            }
-            n.lostBefore += Int64(n.statistics.cumulativeLost)
-            n.discardedBefore += n.assembler.counters.latePackets + n.opusDepayloader.counters.latePackets
-            n.duplicatedBefore += n.assembler.counters.duplicatePackets + n.opusDepayloader.counters.duplicatePackets
-            n.remoteSSRC = nil
-            n.statistics = ReceiverStatistics()
-            n.nacks = NackGenerator()
-            n.assembler = VP8FrameAssembler(reorderWindow: 256, reorderDelay: 27_000)
-            n.opusDepayloader = OpusDepayloader(reorderWindow: 5)
-            n.lastSenderReport = nil
-            n.clockSamples = []
-            n.senderSync = nil
-            n.awaitingKeyframe = true
-            n.timestamps = TimestampUnwrapper()
-            n.firstTimestamp = nil
-            n.frameArrivals = []
-            n.sourcePackets = 0
-            n.reportFirstFrame = true
-            toSink(.sourceRestarted, &e)
-            return e
-        }
-        _ = act(effects)
     }
 
     /// A sender report of the remote stream arrived (loop thread): kept for LSR/DLSR, and
@@ -496,22 +444,12 @@ final class RtpReceiver: Sendable {
 
     /// Does what a call under the lock left to do: reports the first frame; returns the
     /// feedback to send.
-    private func act(_ effects: Effects) -> [RTCPPacket] {
+    func act(_ effects: Effects) -> [RTCPPacket] {
         for event in effects.events { onEvent?(event) }
         return effects.feedback
     }
 
     // MARK: Under lock
-
-    /// A packet came with `pt`, a payload type an earlier negotiation gave this m-section
-    /// and the last renumbered: counted, named in the stats, and reported once.
-    private func previousPayloadType(_ pt: UInt8, _ n: inout NetworkState, _ e: inout Effects) {
-        n.stats.packetsWithPreviousPayloadType += 1
-        n.stats.previousPayloadType = Int(pt)
-        guard !n.reportedPreviousPayloadType, let mid = n.mid, let negotiated = n.negotiatedPayloadType else { return }
-        n.reportedPreviousPayloadType = true
-        e.events.append(.previousPayloadType(mid: mid, payloadType: Int(pt), negotiated: negotiated))
-    }
 
     private func pli(_ n: inout NetworkState, now: Int64) -> [RTCPPacket] {
         guard let remoteSSRC = n.remoteSSRC, now - n.lastPLIms >= 100 else { return [] }
@@ -592,7 +530,7 @@ final class RtpReceiver: Sendable {
     /// Queues `item` to the sink thread (with the lock held, so items keep their order and
     /// none comes after ``close()``'s; queueing never waits), counted in ``sinkBacklog``
     /// until it has run.
-    private func toSink(_ item: SinkItem, _ e: inout Effects) {
+    func toSink(_ item: SinkItem, _ e: inout Effects) {
         sinkBacklog.add(1, ordering: .relaxed)
         sinkThread.async { [self] in
             sinks.value.take(item)
@@ -632,7 +570,7 @@ final class RtpReceiver: Sendable {
     }
 
     /// Flushes the assembler / depayloader into the sinks (their feedback is not sent).
-    private func drain(_ n: inout NetworkState, _ e: inout Effects) {
+    func drain(_ n: inout NetworkState, _ e: inout Effects) {
         let now = monotonicMs()
         if kind == .video {
             for event in n.assembler.flush() { _ = videoEvent(event, now: now, &n, &e) }

@@ -220,6 +220,9 @@ final class RtpReceiver: Sendable {
     var unknownSSRCDrops: Int { network.withLock { $0.unknownSSRCDrops } }
     /// The remote SSRC, once known.
     var ssrc: UInt32? { network.withLock { $0.remoteSSRC } }
+    /// True when a packet from `ssrc` would be taken, not dropped as from an unknown SSRC:
+    /// the stream's SSRC, or any while none is known yet (the first packet's becomes it).
+    func takes(ssrc: UInt32) -> Bool { network.withLock { $0.remoteSSRC.map { $0 == ssrc } ?? true } }
     /// When the first complete frame (video) or packet (audio) arrived (monotonic ms).
     var firstFrameMs: Int64? { network.withLock { $0.firstFrameAtMs } }
 

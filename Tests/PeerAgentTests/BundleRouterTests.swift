@@ -67,4 +67,48 @@ import Testing
         #expect(router.route(Self.packet(ssrc: 0xEEEE, payloadType: 96), among: list) == nil)
         #expect(router.ssrcRoutes.isEmpty)
     }
+
+    /// The video stream 0xAAAA flows (its receiver knows its SSRC); then 1,000 packets from
+    /// as many other SSRCs come with video's payload type, half of them with video's mid:
+    /// its receiver drops them (unknown SSRC), so no route is learned for them — the table
+    /// holds the real stream's alone, which still routes. Audio's payload type on a new
+    /// SSRC that audio's receiver takes (it has none yet) is learned.
+    @Test func packetsAReceiverDropsLeaveNoRoute() {
+        let list = Self.transceivers()
+        var router = BundleRouter()
+        router.midExtensionID = 4
+        let real = Self.packet(ssrc: 0xAAAA, payloadType: 96, mid: "1")
+        #expect(router.route(real, among: list) === list[1].receiver)
+        _ = list[1].receiver.handle(real, payloadBytes: 3, headerBytes: 12)
+        for i in UInt32(0)..<1_000 {
+            _ = router.route(Self.packet(ssrc: 0x10_0000 + i, payloadType: 96, mid: i % 2 == 0 ? "1" : nil), among: list)
+        }
+        #expect(router.ssrcRoutes.count == 1 && router.ssrcRoutes[0xAAAA] === list[1].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xAAAA, payloadType: 96), among: list) === list[1].receiver)
+        #expect(router.route(Self.packet(ssrc: 0xBBBB, payloadType: 111), among: list) === list[0].receiver)
+        #expect(router.ssrcRoutes.count == 2 && router.ssrcRoutes[0xBBBB] === list[0].receiver)
+        for t in list { t.receiver.close() }
+    }
+
+    /// A receiver that has no SSRC yet takes any: then at most
+    /// ``BundleRouter/learnedRoutesPerReceiver`` (16) learned routes are kept for it, the
+    /// oldest forgotten first; an announced SSRC is never forgotten and still routes.
+    @Test func learnedRoutesAreCappedPerReceiver() {
+        let list = Self.transceivers()
+        var router = BundleRouter()
+        router.midExtensionID = 4
+        router.announce(ssrc: 0xA0, to: list[0].receiver)
+        for i in UInt32(0)..<1_000 {
+            _ = router.route(Self.packet(ssrc: 0x10_0000 + i, payloadType: 96, mid: i % 2 == 0 ? "1" : nil), among: list)
+            _ = router.route(Self.packet(ssrc: 0x20_0000 + i, payloadType: 111), among: list)
+        }
+        let limit = BundleRouter.learnedRoutesPerReceiver
+        #expect(limit == 16)
+        #expect(router.ssrcRoutes.count == 2 * limit + 1, "\(router.ssrcRoutes.count)")
+        #expect(router.ssrcRoutes[0xA0] === list[0].receiver, "the announced one is kept")
+        #expect(router.ssrcRoutes[0x10_0000 + 999] === list[1].receiver && router.ssrcRoutes[0x10_0000 + 999 - UInt32(limit)] == nil)
+        #expect(router.ssrcRoutes[0x20_0000 + 999] === list[0].receiver && router.ssrcRoutes[0x20_0000] == nil)
+        #expect(router.route(Self.packet(ssrc: 0xA0, payloadType: 111), among: list) === list[0].receiver)
+        for t in list { t.receiver.close() }
+    }
 }

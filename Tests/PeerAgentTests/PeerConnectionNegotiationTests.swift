@@ -23,10 +23,18 @@ import TestSupport
         return try #require(UInt64(SessionDescription(parsing: sdp).origin.sessionVersion))
     }
 
-    /// Events are handed over on the loop thread: what was emitted by now has arrived
-    /// once an event emitted after it has (a probe through the same queue).
+    /// Events are handed over on the loop thread, in order: what either connection emitted
+    /// by now has arrived once a probe queued on each one's loop after it has run (an
+    /// async hop there and back). Twice: what ran in the first hop (a channel's opening,
+    /// an event handler) may queue more.
     static func settle(_ pair: ConnectedPair) async {
-        try? await Task.sleep(nanoseconds: 150_000_000)
+        for _ in 0..<2 {
+            for loop in [pair.a.loop, pair.b.loop] {
+                await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                    if !loop.async({ done.resume() }) { done.resume() }
+                }
+            }
+        }
     }
 
     /// W3C "update the negotiation-needed flag": the first transceiver of a new connection

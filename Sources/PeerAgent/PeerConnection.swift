@@ -327,13 +327,19 @@ public final class PeerConnection: Sendable {
 
     /// Sets the peer's description (JSEP §5.6): ICE credentials, candidates in it,
     /// fingerprints; an answer completes the negotiation (a subsequent one also starts,
-    /// pauses or resumes each sender for its new direction). A subsequent offer must keep
-    /// the current negotiation (``Reoffer/check(_:against:)``).
+    /// pauses or resumes each sender for its new direction). An offer that arrives in
+    /// `have-local-offer` first rolls our offer back (W3C perfect negotiation: implicit
+    /// rollback, `stable`), then is set or refused there. A subsequent offer must keep the
+    /// current negotiation (``Reoffer/check(_:against:)``); one that restarts ICE (new
+    /// ufrag/pwd) may bring a new DTLS fingerprint — the peer back with a new certificate —
+    /// and then its negotiation begins a new DTLS association (RFC 8829 §5.11, as does such
+    /// an answer to our ICE restart).
     /// - Throws: ``PeerConnectionError/invalidDescription(_:)`` when the SDP does not parse
     ///   (the SDP line number and what was expected), lacks ICE credentials or a
     ///   fingerprint, or is a re-offer that removes, reorders or changes the kind of an
-    ///   m-section, drops BUNDLE or changes the DTLS fingerprint (naming the line; the
-    ///   connection keeps its state); ``PeerConnectionError/invalidState(operation:state:)``
+    ///   m-section, drops BUNDLE or changes the DTLS fingerprint without an ICE restart
+    ///   (naming the line; the connection keeps its state — after the implicit rollback
+    ///   of our offer, when there was one); ``PeerConnectionError/invalidState(operation:state:)``
     ///   for the wrong type now.
     public func setRemoteDescription(_ description: SessionDescriptionInit) throws {
         var events: [PeerConnectionEvent] = []
@@ -356,8 +362,9 @@ public final class PeerConnection: Sendable {
                 return try rollbackLocked(&s)
             })
         }
-        // Every check before anything changes: a refused description leaves the connection
-        // as it was (W3C setRemoteDescription; PROTOCOL.md "Renegotiation").
+        // Every check before anything else changes: a refused description leaves the
+        // connection as it was after that rollback (W3C setRemoteDescription; PROTOCOL.md
+        // "Renegotiation").
         let controlling = try state.withLock { s -> Bool in
             guard !s.machine.isClosed else { throw PeerConnectionError.closed }
             switch (description.type, s.signaling) {

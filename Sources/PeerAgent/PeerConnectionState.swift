@@ -48,8 +48,9 @@ public enum PeerConnectionEvent: Sendable, Equatable {
     /// a new fingerprint (RFC 8829 §5.11, RFC 8842 §5), so a new DTLS association begins —
     /// a new handshake in the roles this negotiation gave, the certificate checked against
     /// the new fingerprint, new SRTP keys; the SCTP association ends with the old one (its
-    /// channels report `closed`) and a new one starts once DTLS connects. Media goes on
-    /// into the same receivers.
+    /// channels report `closed`, after this event) and a new one starts once DTLS connects.
+    /// Reported once the transports are renewed: a data channel made in its handler opens
+    /// on the new association. Media goes on into the same receivers.
     case dtlsRestarted(DtlsRestart)
     /// `connectionstatechange`; `reason` says why for `failed` (and `closed` by the peer).
     case connectionState(PeerConnectionState, reason: String?)

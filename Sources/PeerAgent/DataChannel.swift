@@ -213,6 +213,8 @@ public enum DataChannelEvent: Sendable, Equatable {
     /// and says when the stream was reset for it (RFC 8832 §6: a DATA_CHANNEL_OPEN on a
     /// stream id of our parity or in use, a DCEP message of unknown type, a message on a
     /// stream with no channel; the channel on it, if any, closes). The association and
-    /// the call go on.
+    /// the call go on. With no channel it may also name a data section of the peer's that
+    /// could not be used (a malformed `a=sctpmap`, ``JSEP/dataSectionProblem(_:)``): that
+    /// section is rejected, the rest of the description taken.
     case error(DataChannel?, String)
 }

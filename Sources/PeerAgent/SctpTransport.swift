@@ -170,8 +170,12 @@ public final class SctpTransport: Sendable {
     }
 
     /// A remote offer with a data section: we accept it (the answerer takes whatever
-    /// channels the peer opens).
+    /// channels the peer opens). One we cannot use (a malformed `a=sctpmap`) is reported
+    /// (``DataChannelEvent/error(_:_:)``, naming the line): our answer rejects it.
     func remoteOffered(_ offer: SessionDescription) {
+        for m in offer.media where !m.isRejected {
+            if let problem = JSEP.dataSectionProblem(m) { onEvent(.error(nil, Self.unusable(m, problem, outcome: "our answer rejects it"))) }
+        }
         guard let m = offer.media.first(where: { JSEP.isDataSection($0) && !$0.isRejected }) else { return }
         shared.withLock { s in
             s.wanted = true
@@ -182,27 +186,38 @@ public final class SctpTransport: Sendable {
     /// An answer was applied: true when the data section was accepted (the peer's port,
     /// message size and form taken from `remote`: ``JSEP/sctpPort(of:)``,
     /// ``JSEP/peerMaxMessageSize(of:)``, ``JSEP/legacyForm(of:)``); a rejected one closes
-    /// every channel.
+    /// every channel — and when the peer's answer kept a section it cannot have meant (a
+    /// malformed `a=sctpmap`), that is reported too.
     func negotiated(answer: SessionDescription, remote: SessionDescription?, role: DTLSRole?) -> Bool {
-        let result: (accepted: Bool, closing: [DataChannel]) = shared.withLock { s in
-            guard s.wanted, let mid = s.mid, let ours = answer.media.first(where: { $0.mid == mid }) else { return (false, []) }
+        let result: (accepted: Bool, closing: [DataChannel], problem: String?) = shared.withLock { s in
+            guard s.wanted, let mid = s.mid, let ours = answer.media.first(where: { $0.mid == mid }) else { return (false, [], nil) }
             guard !ours.isRejected, JSEP.isDataSection(ours), let theirs = remote?.media.first(where: { $0.mid == mid }) else {
                 s.wanted = false
-                return (false, s.channels.filter { $0.readyState != .closed })
+                let problem = ours.isRejected ? nil : JSEP.dataSectionProblem(ours).map { Self.unusable(ours, $0, outcome: "the channels close") }
+                return (false, s.channels.filter { $0.readyState != .closed }, problem)
             }
             s.remotePort = JSEP.sctpPort(of: theirs)
             s.remoteMaxMessageSize = JSEP.peerMaxMessageSize(of: theirs)
             s.legacyData = JSEP.legacyForm(of: theirs)
             if s.state == .new { s.localMaxMessageSize = s.legacyData == nil ? JSEP.maxMessageSize : JSEP.legacyMaxMessageSize }
             if let role { s.role = role }  // the DTLS role of the association in use (a new one may swap it)
-            return (true, [])
+            return (true, [], nil)
         }
-        if !result.closing.isEmpty {
+        if !result.closing.isEmpty || result.problem != nil {
             // Off the caller's thread (it may hold the connection's lock): on the loop, as
             // every other channel state change.
-            loop.async { [weak self] in for channel in result.closing { self?.setState(channel, .closed) } }
+            loop.async { [weak self] in
+                if let problem = result.problem { self?.onEvent(.error(nil, problem)) }
+                for channel in result.closing { self?.setState(channel, .closed) }
+            }
         }
         return result.accepted
+    }
+
+    /// What an error event says of the peer's data section `m` that cannot be used for
+    /// `problem`, and what follows (`outcome`).
+    static func unusable(_ m: MediaDescription, _ problem: String, outcome: String) -> String {
+        "the data section (mid \(m.mid ?? "none")) cannot be used, \(outcome): \(problem)"
     }
 
     /// Starts the association over `transport` once DTLS is connected and the data

@@ -166,7 +166,8 @@ public enum JSEP {
     /// - a data channel section (RFC 8841: `UDP/DTLS/SCTP webrtc-datachannel`, with or
     ///   without `a=sctp-port`; or the legacy `DTLS/SCTP 5000` with `a=sctpmap`, RFC 8829
     ///   §5.1.2) accepted when there is a local track of kind `.application`, answered in
-    ///   the form and with the proto it was offered in (``legacyForm(of:)``);
+    ///   the form and with the proto it was offered in (``legacyForm(of:)``); one with an
+    ///   `a=sctpmap` that does not parse rejected (``dataSectionProblem(_:)``);
     /// - BUNDLE: the offered group minus rejected mids;
     /// - `a=setup:active` against actpass or passive, `passive` against active; once a DTLS
     ///   association exists, ``LocalDescriptionOptions/establishedSetup`` (the roles stay);
@@ -261,9 +262,10 @@ public enum JSEP {
     /// True for a data channel section we can take: proto `UDP/DTLS/SCTP` (or
     /// `TCP/DTLS/SCTP`, or the drafts' `DTLS/SCTP`), format `webrtc-datachannel` (RFC 8841
     /// §4.1; `a=sctp-port` may be absent: its default is 5000, §5.2); or the legacy form,
-    /// a format that an `a=sctpmap` maps to `webrtc-datachannel` (``legacyForm(of:)``).
+    /// a format that an `a=sctpmap` maps to `webrtc-datachannel` (``legacyForm(of:)``). Not
+    /// with an `a=sctpmap` that does not parse (``dataSectionProblem(_:)``).
     public static func isDataSection(_ m: MediaDescription) -> Bool {
-        guard m.kind == .application, m.proto.uppercased().hasSuffix("DTLS/SCTP") else { return false }
+        guard m.kind == .application, m.proto.uppercased().hasSuffix("DTLS/SCTP"), dataSectionProblem(m) == nil else { return false }
         return m.formats.contains(dataFormat) || legacyForm(of: m) != nil
     }
 

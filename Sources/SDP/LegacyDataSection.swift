@@ -32,13 +32,16 @@ public struct SctpMap: Equatable, Sendable, Codable {
     /// The attribute line, `a=sctpmap:5000 webrtc-datachannel 1024`.
     var line: String { "a=sctpmap:\(number) \(app)" + (parameters.map { " \($0)" } ?? "") }
 
+    /// What an `a=sctpmap` line must be.
+    static let expected = "a=sctpmap:<SCTP port 0-65535> <application> [<streams>]"
+
     /// Reads the value of `line` (after `a=sctpmap:`).
     /// - Throws: ``SDPError/malformedLine(number:line:expected:)`` for a missing or
     ///   out-of-range port or a missing application.
     init(_ line: SDPLine, _ value: String?) throws(SDPError) {
         let f = (value ?? "").fields(UInt8(ascii: " "))
         guard f.count >= 2, let number = Int(f[0]), (0...65535).contains(number) else {
-            throw line.error("a=sctpmap:<SCTP port 0-65535> <application> [<streams>]")
+            throw line.error(Self.expected)
         }
         self.init(number: number, app: f[1], parameters: f.count > 2 ? f[2...].joined(separator: " ") : nil)
     }
@@ -75,6 +78,17 @@ extension JSEP {
     public static func legacyForm(of m: MediaDescription) -> LegacyDataForm? {
         guard m.kind == .application, m.proto.uppercased().hasSuffix("DTLS/SCTP"), legacyMap(of: m) != nil else { return nil }
         return LegacyDataForm(proto: m.proto, advertisesMaxMessageSize: m.maxMessageSize != nil)
+    }
+
+    /// Why the application section `m` cannot be a data section though its description
+    /// parsed: an `a=sctpmap` line that does not parse (kept in
+    /// ``MediaDescription/otherAttributes``), named with what it should be; nil when there is
+    /// none. Such a section is no data section (``isDataSection(_:)``): an answer rejects it
+    /// (port 0) and takes the rest of the description — a bad data-section line never costs
+    /// the audio and video.
+    public static func dataSectionProblem(_ m: MediaDescription) -> String? {
+        guard m.kind == .application, let bad = m.otherAttributes.first(where: { $0.name == "sctpmap" }) else { return nil }
+        return "\(bad.line) is malformed (expected \(SctpMap.expected))"
     }
 
     /// The `a=sctpmap` of `m` for data channels whose port is one of its formats.

@@ -339,7 +339,9 @@ public struct MediaDescription: Equatable, Sendable, Codable {
     /// `a=sctp-port` and `a=max-message-size` (RFC 8841 §5, §6).
     public var sctpPort: Int?
     public var maxMessageSize: Int?
-    /// `a=sctpmap` lines (the pre-RFC 8841 form, ``SctpMap``).
+    /// `a=sctpmap` lines (the pre-RFC 8841 form, ``SctpMap``). One that does not parse is
+    /// kept in ``otherAttributes`` and makes the section no usable data section
+    /// (``JSEP/dataSectionProblem(_:)``).
     public var sctpmaps: [SctpMap] = []
     /// `a=rid` (RFC 8851) and `a=simulcast` (RFC 8853, kept as text).
     public var rids: [Rid] = []

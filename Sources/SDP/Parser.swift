@@ -381,7 +381,10 @@ extension MediaDescription {
         case "sctp-port":
             guard let v = value, let p = Int(v), (0...65535).contains(p) else { throw line.error("a=sctp-port:<port 0-65535>") }
             sctpPort = p
-        case "sctpmap": sctpmaps.append(try SctpMap(line, value))
+        case "sctpmap":
+            // One that does not parse leaves this data section unusable, not the description:
+            // kept as written (JSEP.dataSectionProblem), the section is rejected in an answer.
+            if let map = try? SctpMap(line, value) { sctpmaps.append(map) } else { otherAttributes.append(Attribute(name: name, value: value)) }
         case "max-message-size":
             guard let v = value, let n = Int(v), n >= 0 else { throw line.error("a=max-message-size:<bytes>") }
             maxMessageSize = n

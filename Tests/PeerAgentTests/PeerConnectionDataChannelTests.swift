@@ -1,4 +1,4 @@
-// Data channels between two connections in this process (RFC 8831, DCEP RFC 8832, SDP RFC 8841): data-only and bundled with media, in-band and negotiated, ordered and not, large and empty messages, closing by stream reset, a channel added mid-call, an offer in the legacy a=sctpmap form.
+// Data channels between two connections in this process (RFC 8831, DCEP RFC 8832, SDP RFC 8841): data-only and bundled with media, in-band and negotiated, ordered and not, large and empty messages, closing by stream reset, a channel added mid-call, an offer in the legacy a=sctpmap form, and one whose sctpmap is malformed.
 import Foundation
 import Media
 import SDP
@@ -245,6 +245,36 @@ import TestSupport
             #expect(data.flatMap(JSEP.legacyForm(of:)) == LegacyDataForm(proto: "DTLS/SCTP", advertisesMaxMessageSize: false)
                     && data?.formats == ["5000"] && data?.sctpPort == nil)
         }
+    }
+
+    /// A's offer with a malformed `a=sctpmap` in its data section: B takes the rest — its
+    /// answer accepts the audio and rejects the data section (port 0) — and says why (an
+    /// error event naming the line); A's channel closes, the call connects and audio flows
+    /// both ways.
+    @Test func aMalformedSctpmapCostsTheDataSectionAloneNotTheCall() async throws {
+        let holder = Holder()
+        let pair = try ConnectedPair(tracksA: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 440), receive: ReceiveOptions(decode: false))
+            holder.channel = try pc.createDataChannel("chat")
+        }, tracksB: { pc in
+            pc.addTransceiver(.audio, audio: try ToneSource(frequency: 660), receive: ReceiveOptions(decode: false))
+        })
+        defer { pair.close() }
+        var answerText = ""
+        try pair.negotiate(editOffer: { $0.replacingOccurrences(of: "a=sctp-port:5000\r\n", with: "a=sctp-port:5000\r\na=sctpmap:x webrtc-datachannel\r\n") },
+                           editAnswer: { answerText = $0; return $0 })
+        let answer = try SessionDescription(parsing: answerText)
+        #expect(answer.media.map(\.kind) == [.audio, .application] && answer.media.map(\.port) == [9, 0])
+        #expect(await pair.connected())
+        let reasons = { Self.channelEvents(pair, "b").compactMap { if case let .error(nil, r) = $0 { r } else { nil } } }
+        #expect(await eventually(within: 2) { !reasons().isEmpty })
+        #expect(reasons() == ["the data section (mid 1) cannot be used, our answer rejects it: a=sctpmap:x webrtc-datachannel is malformed "
+            + "(expected a=sctpmap:<SCTP port 0-65535> <application> [<streams>])"], "\(reasons())")
+        let chat = try #require(holder.channel)
+        #expect(await eventually(within: 2) { chat.readyState == .closed })
+        let (audioA, audioB) = (try #require(pair.a.allTransceivers.first), try #require(pair.b.allTransceivers.first))
+        #expect(await PeerConnectionRenegotiationTests.grows({ audioA.receiver.snapshot().packetsReceived }))
+        #expect(await PeerConnectionRenegotiationTests.grows({ audioB.receiver.snapshot().packetsReceived }))
     }
 
     /// A pair with one audio track each (440 and 660 Hz, not decoded), negotiated and

@@ -1,4 +1,4 @@
-// Tests of the pre-RFC 8841 data section (`DTLS/SCTP 5000` with `a=sctpmap`, draft-ietf-mmusic-sctp-sdp-05): offers of six stacks (Fixtures/legacy) parsed, accepted and answered in their own form (RFC 8829 §5.1.2), byte for byte; our re-offers keep the form; the 64 KiB limit; malformed lines refused naming them.
+// Tests of the pre-RFC 8841 data section (`DTLS/SCTP 5000` with `a=sctpmap`, draft-ietf-mmusic-sctp-sdp-05): offers of six stacks (Fixtures/legacy) parsed, accepted and answered in their own form (RFC 8829 §5.1.2), byte for byte; our re-offers keep the form; the 64 KiB limit; a malformed sctpmap line leaves its data section unusable (rejected, named) and the rest of the description taken.
 import Foundation
 import Testing
 @testable import SDP
@@ -151,16 +151,27 @@ func applicationLines(_ text: String) -> [String] {
         #expect(SctpMap(number: 5000, app: "webrtc-datachannel").streams == nil)
     }
 
-    /// Malformed sctpmap lines are refused naming the line and what was expected.
-    @Test func malformedSctpmapLinesAreRefusedNamingTheLine() {
+    /// A malformed sctpmap line (Chromium's offer with one added to its data section) costs
+    /// that data section alone: the description parses and round-trips, the section is no
+    /// data section and says why, naming the line and what was expected; our answer takes
+    /// the audio and video and rejects the data section (port 0, its mid kept).
+    @Test func aMalformedSctpmapLeavesOnlyTheDataSectionUnusable() throws {
+        let chromium = try Fixtures.text("chromium-offer-av-datachannel.sdp")
         for bad in ["a=sctpmap:", "a=sctpmap:5000", "a=sctpmap:70000 webrtc-datachannel 16", "a=sctpmap:x webrtc-datachannel", "a=sctpmap"] {
-            let text = sdp(["v=0", "o=- 1 1 IN IP4 0.0.0.0", "s=-", "t=0 0", "m=application 9 DTLS/SCTP 5000", "a=mid:d", bad])
-            do {
-                _ = try SessionDescription(parsing: text)
-                Issue.record("\(bad) parsed")
-            } catch {
-                #expect(error == .malformedLine(number: 7, line: bad, expected: "a=sctpmap:<SCTP port 0-65535> <application> [<streams>]"))
-            }
+            let text = chromium.replacingOccurrences(of: "a=sctp-port:5000\r\n", with: "a=sctp-port:5000\r\n\(bad)\r\n")
+            #expect(text != chromium)
+            let offer = try SessionDescription(parsing: text)
+            #expect(try SessionDescription(parsing: offer.serialized()) == offer, "\(bad)")
+            #expect(offer.serialized().contains("\r\n\(bad)\r\n"), "written back as it came")
+            let data = try #require(offer.media.first { $0.kind == .application })
+            #expect(data.sctpmaps.isEmpty && !JSEP.isDataSection(data))
+            #expect(JSEP.dataSectionProblem(data) == "\(bad) is malformed (expected a=sctpmap:<SCTP port 0-65535> <application> [<streams>])")
+            #expect(offer.media.filter { $0.kind != .application }.allSatisfy { JSEP.dataSectionProblem($0) == nil })
+            let answer = try JSEP.createAnswer(to: offer, dataOptions())
+            #expect(answer.media.map(\.mid) == ["0", "1", "2"])
+            #expect(answer.media.map(\.port) == [9, 9, 0], "\(bad)")
+            #expect(answer.media[0].payloads.first?.name == "opus" && answer.media[1].payloads.first?.name == "VP8")
+            #expect(answer.bundleGroup?.mids == ["0", "1"])
         }
     }
 }

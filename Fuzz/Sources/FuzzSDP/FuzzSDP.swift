@@ -46,11 +46,16 @@ private func checkRoundTrip(_ parsed: SessionDescription, _ what: String, input:
     }
 }
 
-/// The first data section we accept answers the offer's in its form (RFC 8829 §5.1.2): the
+/// A data section with an `a=sctpmap` that does not parse is rejected (only it: the parse
+/// kept the rest). The first data section we accept answers the offer's in its form (RFC 8829 §5.1.2): the
 /// legacy `a=sctpmap` form with the offer's proto, our port 5000 as its only format and one
 /// sctpmap, no `a=sctp-port`; the RFC 8841 form with the offer's proto otherwise; every
 /// accepted one is a data section of ours that the peer reads on port 5000.
 private func checkDataSection(offer: SessionDescription, answer: SessionDescription, input: String) {
+    // A data section with a malformed a=sctpmap is never taken: rejected, the rest answered.
+    for (o, a) in zip(offer.media, answer.media) where JSEP.dataSectionProblem(o) != nil && !a.isRejected {
+        fatalError("a data section with a malformed a=sctpmap is accepted\n--- offer section ---\n\(o)\n--- input ---\n\(input.debugDescription)")
+    }
     for (o, a) in zip(offer.media, answer.media) where o.kind == .application && !a.isRejected {
         let form = JSEP.legacyForm(of: o)
         let fine = JSEP.isDataSection(o) && JSEP.isDataSection(a) && a.proto == o.proto && JSEP.sctpPort(of: a) == 5000

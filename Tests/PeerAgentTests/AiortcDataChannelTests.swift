@@ -8,6 +8,24 @@ import TestSupport
     static let seconds = 7
 
     @Test func peerOffersDataChannelsToAiortc() async throws { try await call(peerOffers: true) }
+
+    /// Starts aiortc (`aiortcArgs` to Support/aiortc_wamp_peer.py) and waits for its
+    /// `ready`, then peer (`peerArgs`); waits for peer to exit within `peerTimeout` s, then
+    /// aiortc within 30 s. Returns both (their events and stderr stay readable) and their
+    /// exit statuses; either still running on the way out (a wait that threw) is killed.
+    static func run(peer peerArgs: [String], aiortc aiortcArgs: [String],
+                    peerTimeout: Double) async throws -> (peer: Child, aiortc: Child, peerStatus: Int32, aiortcStatus: Int32) {
+        var peer: Child?, aiortc: Child?
+        defer { peer?.kill(); aiortc?.kill() }
+        let a = try Child("aiortc", AiortcInteropTests.python, aiortcArgs)
+        aiortc = a
+        _ = try await a.next(timeout: 15, "ready") { $0["event"] as? String == "ready" }
+        let p = try Child("peer", PeerConnectionTests.peer, peerArgs)
+        peer = p
+        let peerStatus = try await p.exitStatus(timeout: peerTimeout)
+        let aiortcStatus = try await a.exitStatus(timeout: 30)
+        return (p, a, peerStatus, aiortcStatus)
+    }
     @Test func aiortcOffersDataChannelsToPeer() async throws { try await call(peerOffers: false) }
 
     /// aiortc offers its data section in the form before RFC 8841 (`DTLS/SCTP 5000`,
@@ -31,15 +49,7 @@ import TestSupport
                           "--role", "offer", "--no-media", "--sctp-legacy", "--duration", "5", "--timeout", "10",
                           "--data-channel", "chat", "--data-channel", "big", "--data-channel", "over",
                           "--data-burst", "chat:2000:1024", "--data-burst", "big:1:65536", "--udp-receive-buffer", "4194304"]
-        var peer: Child?, aiortc: Child?
-        defer { peer?.kill(); aiortc?.kill() }
-        let a = try Child("aiortc", AiortcInteropTests.python, aiortcArgs)
-        aiortc = a
-        _ = try await a.next(timeout: 15, "ready") { $0["event"] as? String == "ready" }
-        let p = try Child("peer", PeerConnectionTests.peer, peerArgs)
-        peer = p
-        let peerStatus = try await p.exitStatus(timeout: 40)
-        let aiortcStatus = try await a.exitStatus(timeout: 30)
+        let (p, a, peerStatus, aiortcStatus) = try await Self.run(peer: peerArgs, aiortc: aiortcArgs, peerTimeout: 40)
         let peerEvents = p.events(), aiortcEvents = a.events()
         #expect(peerStatus == 0 && aiortcStatus == 0, "peer \(peerStatus), aiortc \(aiortcStatus)\n\(p.stderr.suffix(2000))\n\(a.stderr.suffix(2000))")
         let sctp = aiortcEvents.first { $0["event"] as? String == "sctp" }
@@ -95,15 +105,7 @@ import TestSupport
         } else {
             aiortcArgs += channels.flatMap { ["--data-channel", $0] } + ["--data-send", "1:fast:one", "--data-send", "1.2:fast:two"]
         }
-        var peer: Child?, aiortc: Child?
-        defer { peer?.kill(); aiortc?.kill() }
-        let a = try Child("aiortc", AiortcInteropTests.python, aiortcArgs)
-        aiortc = a
-        _ = try await a.next(timeout: 15, "ready") { $0["event"] as? String == "ready" }
-        let p = try Child("peer", PeerConnectionTests.peer, peerArgs)
-        peer = p
-        let peerStatus = try await p.exitStatus(timeout: Double(Self.seconds + 30))
-        let aiortcStatus = try await a.exitStatus(timeout: 30)
+        let (p, a, peerStatus, aiortcStatus) = try await Self.run(peer: peerArgs, aiortc: aiortcArgs, peerTimeout: Double(Self.seconds + 30))
         let peerEvents = p.events(), aiortcEvents = a.events()
         let label = "peer \(peerOffers ? "offers" : "answers")"
         #expect(peerStatus == 0 && aiortcStatus == 0, "\(label): peer \(peerStatus), aiortc \(aiortcStatus)\n\(p.stderr.suffix(2000))\n\(a.stderr.suffix(2000))")

@@ -109,19 +109,6 @@ final class ReplaceablePair: @unchecked Sendable {
         channelEvents(side).compactMap { if case let .remoteOpened(ch) = $0, ch.label == label { ch } else { nil } }.last
     }
 
-    /// One offer/answer from `offerer` to `answerer`.
-    @discardableResult
-    static func exchange(_ offerer: PeerConnection, _ answerer: PeerConnection,
-                         editOffer: (String) -> String = { $0 }) throws -> (offer: SessionDescription, answer: SessionDescription) {
-        let offer = try offerer.createOffer()
-        try offerer.setLocalDescription(offer)
-        try answerer.setRemoteDescription(SessionDescriptionInit(type: .offer, sdp: editOffer(offer.sdp)))
-        let answer = try answerer.createAnswer()
-        try answerer.setLocalDescription(answer)
-        try offerer.setRemoteDescription(answer)
-        return (try SessionDescription(parsing: offer.sdp), try SessionDescription(parsing: answer.sdp))
-    }
-
     /// B "dies" as a killed process does: nothing it sends on its way out reaches A.
     func killB() async {
         deaf.value.store(true, ordering: .relaxed)
@@ -164,7 +151,7 @@ final class ReplaceablePair: @unchecked Sendable {
     @Test func anAnswerWithANewCertificateToOurIceRestartStartsANewAssociation() async throws {
         let pair = try ReplaceablePair(label: "newcert-answer")
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         let chat = try #require(pair.a.sctp.channels.first { $0.label == "chat" })
         #expect(await eventually(within: 5) { chat.readyState == .open && pair.remoteChannel("b1", "chat")?.readyState == .open })
@@ -180,7 +167,7 @@ final class ReplaceablePair: @unchecked Sendable {
         let writtenBefore = va.receiver.snapshot().framesWritten ?? 0
         let started = Date()
         pair.a.restartIce()
-        let (offer, answer) = try ReplaceablePair.exchange(pair.a, b2)
+        let (offer, answer) = try PeerConnectionRenegotiationTests.renegotiate(pair.a, b2)
         #expect(Reoffer.fingerprints(of: answer).first.map { "\($0.algorithm) \($0.value)" } != oldPrint)
         #expect(offer.media.first?.iceUfrag != nil)
         let restart = try #require(Self.restarts(pair, "a").first)
@@ -226,7 +213,7 @@ final class ReplaceablePair: @unchecked Sendable {
     @Test func anOfferWithANewCertificateAndAnIceRestartIsAnsweredWithNewRoles() async throws {
         let pair = try ReplaceablePair(label: "newcert-offer")
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         #expect(pair.a.getStats().transports.first?.dtlsRole == "server")
         let va = try #require(pair.videoA)
@@ -234,7 +221,7 @@ final class ReplaceablePair: @unchecked Sendable {
         await pair.killB()
         let b2 = try pair.newB { pc in try pc.createDataChannel("chat") }
         let writtenBefore = va.receiver.snapshot().framesWritten ?? 0
-        let (offer, answer) = try ReplaceablePair.exchange(b2, pair.a)
+        let (offer, answer) = try PeerConnectionRenegotiationTests.renegotiate(b2, pair.a)
         #expect(offer.media.map(\.mid) == ["0", "1", "2"])
         #expect(answer.media.first?.setup == .active)
         let restart = try #require(Self.restarts(pair, "a").first)
@@ -254,7 +241,7 @@ final class ReplaceablePair: @unchecked Sendable {
     @Test func theNewCertificateIsCheckedAgainstTheNewFingerprint() async throws {
         let pair = try ReplaceablePair(label: "newcert-mismatch", data: false)
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         await pair.killB()
         let b2 = try pair.newB()
@@ -306,12 +293,12 @@ final class ReplaceablePair: @unchecked Sendable {
         }
         hold.pc = pair.a
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         await pair.killB()
         let b2 = try pair.newB()
         pair.a.restartIce()
-        try ReplaceablePair.exchange(pair.a, b2)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, b2)
         let sawPair = hold.sawPair.load(ordering: .relaxed)
         #expect(sawPair, "the restarted ICE selected its pair during the renewal")
         #expect(await eventually(within: 5) { pair.count("a", .dtlsState(.connected)) == 2 })
@@ -331,14 +318,14 @@ final class ReplaceablePair: @unchecked Sendable {
         }
         hold.pc = pair.a
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         let chat = try #require(pair.a.sctp.channels.first { $0.label == "chat" })
         #expect(await eventually(within: 5) { chat.readyState == .open })
         await pair.killB()
         let b2 = try pair.newB()
         pair.a.restartIce()
-        try ReplaceablePair.exchange(pair.a, b2)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, b2)
         let transport = try #require(pair.a.state.withLock { $0.transport })
         #expect(await eventually(within: 3) { transport.state == .closed })
         try await Task.sleep(nanoseconds: 200_000_000)
@@ -359,7 +346,7 @@ final class ReplaceablePair: @unchecked Sendable {
     @Test func aChannelMadeWhenTheRestartIsReportedOpensOnTheNewAssociation() async throws {
         let pair = try ReplaceablePair(label: "newcert-handler")
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         let chat = try #require(pair.a.sctp.channels.first { $0.label == "chat" })
         #expect(await eventually(within: 5) { chat.readyState == .open })
@@ -372,7 +359,7 @@ final class ReplaceablePair: @unchecked Sendable {
         await pair.killB()
         let b2 = try pair.newB()
         pair.a.restartIce()
-        try ReplaceablePair.exchange(pair.a, b2)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, b2)
         #expect(await eventually(within: 3) { made.channel.withLock { $0 } != nil })
         let again = try #require(made.channel.withLock { $0 })
         #expect(await eventually(within: 3) { chat.readyState == .closed })
@@ -389,7 +376,7 @@ final class ReplaceablePair: @unchecked Sendable {
     @Test func aNewFingerprintWithoutAnIceRestartIsStillRefused() async throws {
         let pair = try ReplaceablePair(label: "newcert-refused", data: false)
         defer { pair.close(); try? FileManager.default.removeItem(atPath: pair.dir) }
-        try ReplaceablePair.exchange(pair.a, pair.b)
+        try PeerConnectionRenegotiationTests.renegotiate(pair.a, pair.b)
         #expect(await eventually(within: 10) { pair.a.connectionState == .connected && pair.b.connectionState == .connected })
         let remote = try SessionDescription(parsing: #require(pair.a.remoteDescription).sdp)
         let (ufrag, pwd) = (try #require(Reoffer.iceUfrag(of: remote)), try #require(remote.media.first?.icePwd))

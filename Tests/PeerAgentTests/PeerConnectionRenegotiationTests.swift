@@ -10,6 +10,7 @@ import TestSupport
 /// re-offer refused for breaking the rules, ICE restart with the DTLS association kept.
 @Suite struct PeerConnectionRenegotiationTests {
     /// One offer/answer from `offerer` to `answerer`, the offer edited in transit.
+    @discardableResult
     static func renegotiate(_ offerer: PeerConnection, _ answerer: PeerConnection,
                             editOffer: (String) -> String = { $0 }) throws -> (offer: SessionDescription, answer: SessionDescription) {
         let offer = try offerer.createOffer()

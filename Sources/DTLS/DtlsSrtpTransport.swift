@@ -22,7 +22,7 @@ import Synchronization
 /// has put aside (that wait was the loop's longest delay during a 720p call). Each piece
 /// of state is behind its own `Mutex`, none held while calling out.
 public final class DtlsSrtpTransport: Sendable {
-    /// The DTLS handshake (nil until ``start(role:remoteFingerprints:)``) and the DTLS
+    /// The DTLS handshake (nil until ``start(role:remoteFingerprints:roundTripMs:)``) and the DTLS
     /// records that arrived before it (at most 16, fed to it at start).
     private let dtls = Mutex<(transport: DTLSTransport?, early: [[UInt8]])>((nil, []))
     private let sessions = Mutex<(outbound: SRTPSession, inbound: SRTPSession)?>(nil)
@@ -69,7 +69,7 @@ public final class DtlsSrtpTransport: Sendable {
         public var inboundSRTP = SRTPCounters()
     }
 
-    /// Creates the transport; nothing happens before ``start(role:remoteFingerprints:)``.
+    /// Creates the transport; nothing happens before ``start(role:remoteFingerprints:roundTripMs:)``.
     /// - Parameters:
     ///   - send: sends one datagram on the ICE transport's selected pair (any thread);
     ///     false when it could not.
@@ -97,8 +97,12 @@ public final class DtlsSrtpTransport: Sendable {
     /// Creates the DTLS association with our negotiated role and the remote
     /// fingerprints and starts the handshake (the client sends its ClientHello; the
     /// server waits). Call once ICE is connected. A second call does nothing.
+    /// - Parameter roundTripMs: the round trip the ICE checks saw, ms (`IceAgent.roundTripMs`),
+    ///   from which a lost handshake flight is sent again (``DTLSRetransmissionTimer``:
+    ///   twice it, at least 50 ms); nil: unknown, 100 ms.
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when OpenSSL cannot be set up.
-    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) {
+    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)],
+                      roundTripMs: Double? = nil) throws(DTLSError) {
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
@@ -113,7 +117,8 @@ public final class DtlsSrtpTransport: Sendable {
         guard let pending else { return }
         let bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() }
         doorbell.withLock { $0 = bell }
-        transport.start()
+        Log.write(.debug, "dtls", "ICE checks' round trip \(roundTripMs.map { "\(Int($0.rounded())) ms" } ?? "unknown")")
+        transport.start(retransmission: DTLSRetransmissionTimer(roundTripMs: roundTripMs))
         for record in pending { transport.receive(record) }
     }
 

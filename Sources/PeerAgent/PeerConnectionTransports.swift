@@ -86,14 +86,16 @@ extension PeerConnection {
     func maybeStartDTLS() {
         // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
         // (loop thread) may both get here; only one starts DTLS.
-        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)])? = state.withLock { s in
+        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)], IceAgent?)? = state.withLock { s in
             guard !s.dtlsStarted, !s.machine.isClosed, s.machine.state != .failed, s.negotiated, let role = s.dtlsRole, let transport = s.transport,
                   s.machine.iceIsConnected else { return nil }
             s.dtlsStarted = true
-            return (transport, role, s.remoteFingerprints)
+            return (transport, role, s.remoteFingerprints, s.agent)
         }
-        guard let (transport, role, prints) = ready else { return }
-        do { try transport.start(role: role, remoteFingerprints: prints) } catch {
+        guard let (transport, role, prints, agent) = ready else { return }
+        // A lost handshake flight is sent again after twice the ICE checks' round trip.
+        let roundTripMs = agent?.roundTripMs
+        do { try transport.start(role: role, remoteFingerprints: prints, roundTripMs: roundTripMs) } catch {
             fail("DTLS could not start: \(error)")
             return
         }

@@ -40,6 +40,7 @@ final class CheckTriggers: @unchecked Sendable {
     /// loop thread only.
     private final class State {
         var sent = 0
+        var sentThisRun = 0
         var timer: UInt32 = 0
         var startedUs: gint64 = 0
         var next = 0
@@ -64,6 +65,9 @@ final class CheckTriggers: @unchecked Sendable {
     private var state: State { confined.value }
     /// Requests sent so far (all runs). Precondition: called on the loop thread.
     var sent: Int { state.sent }
+    /// Requests sent since the last ``start(_:)`` that started the ticks. Precondition:
+    /// called on the loop thread.
+    var sentThisRun: Int { state.sentThisRun }
 
     /// - Parameters: `agent` and `streamId`: the libnice agent and stream (component 1)
     ///   whose sockets and candidates are used.
@@ -83,6 +87,7 @@ final class CheckTriggers: @unchecked Sendable {
         state.credentials = credentials
         guard state.timer == 0 else { return }
         state.startedUs = g_get_monotonic_time()
+        state.sentThisRun = 0
         schedule()
     }
 
@@ -152,6 +157,7 @@ final class CheckTriggers: @unchecked Sendable {
                                                      remotePwd: credentials.remotePwd, controlling: controlling, priority: pair.priority)
             if let request = state.writer.request(c, nominate: false), send(request, from: pair.socket, to: pair.remote) {
                 state.sent += 1
+                state.sentThisRun += 1
             }
         }
         state.next = (state.next + requestsPerTick) % pairs.count

@@ -95,7 +95,8 @@ public final class IceAgent: @unchecked Sendable {
     public var selectedPair: IceCandidatePair? { loop.sync { _selectedPair } }
     /// The round trip the connectivity checks saw, ms, once connected: the time from their
     /// start to `connected`, an upper bound on the path's (``CheckRoundTrip``); nil before,
-    /// or when it took 500 ms or more (a check was lost and sent again).
+    /// or when a check may have been lost (it took 500 ms or more, or ``CheckTriggers``
+    /// had to send a request).
     public var roundTripMs: Double? { loop.sync { checkRoundTrip.milliseconds } }
 
     /// Creates the agent and its stream on `loop` (not yet gathering).
@@ -316,7 +317,7 @@ public final class IceAgent: @unchecked Sendable {
         if next == .connected || next == .completed {
             if !wasConnected {
                 lastReceiveUs = g_get_monotonic_time()
-                checkRoundTrip.connected(nowUs: lastReceiveUs)
+                checkRoundTrip.connected(nowUs: lastReceiveUs, triggered: checkTriggers.sentThisRun > 0)
             }
             wasConnected = true
             loop.cancelTimer(checkingTimer)

@@ -43,6 +43,13 @@ public struct DTLSRetransmissionTimer: Sendable, Equatable, CustomStringConverti
         self.initialMs = min(max(initialMs, Self.minimumInitialMs), Self.maximumMs)
     }
 
+    /// This timer, or the one a round trip of `roundTripMs` gives (``init(roundTripMs:)``)
+    /// when its first wait is shorter: a later, better measure only lowers the first wait.
+    public func lowered(byRoundTripMs roundTripMs: Double) -> DTLSRetransmissionTimer {
+        let other = DTLSRetransmissionTimer(roundTripMs: roundTripMs)
+        return other.initialMs < initialMs ? other : self
+    }
+
     /// The wait OpenSSL should arm next, µs, given the one that just ran out
     /// (`previousUs`; 0 when a flight is sent for the first time): ``initialMs`` for a
     /// new flight, else double the last, at most ``maximumMs`` (RFC 6347 §4.2.4.1).

@@ -128,9 +128,14 @@ public final class DTLSTransport: @unchecked Sendable {
     /// Datagrams given from other threads and not yet read on the loop.
     private let queuedReceives = Atomic<Int>(0)
     private var timer: UInt32 = 0
-    /// The handshake's retransmission timeouts (set by ``start(retransmission:)``; read by
-    /// OpenSSL's timer callback).
+    /// The handshake's retransmission timeouts (set by ``start(retransmission:)``, lowered
+    /// by the handshake's own round trips; read by OpenSSL's timer callback).
     private var retransmission = DTLSRetransmissionTimer(roundTripMs: nil)
+    /// When our last flight went out, while it was sent only once (Karn's rule: a resent
+    /// flight's answer times no round trip); and the round trip to the datagram being
+    /// read, taken when that datagram starts our next flight (OpenSSL's timer callback).
+    private var flightSentAt: ContinuousClock.Instant?
+    private var pendingRoundTrip: Duration?
     private var handshakeDone = false
     /// Set by the verify callback when the peer's certificate matches no fingerprint.
     private var verifyFailure: DTLSError?
@@ -204,7 +209,7 @@ public final class DTLSTransport: @unchecked Sendable {
             throw fail("SSL_CTX_set_tlsext_use_srtp(\(names))")
         }
         guard let ssl = SSL_new(ctx) else { throw fail("SSL_new") }
-        guard let rbio = BIO_new(BIO_s_mem()), let method = sinkMethod, let wbio = BIO_new(method) else {
+        guard let rbio = BIO_new(BIO_s_mem()), let method = datagramSinkMethod, let wbio = BIO_new(method) else {
             SSL_free(ssl)
             throw fail("BIO_new")
         }
@@ -227,7 +232,7 @@ public final class DTLSTransport: @unchecked Sendable {
                 return DTLSRetransmissionTimer(roundTripMs: nil).nextTimeoutUs(afterUs: previousUs)
             }
             let transport = Unmanaged<DTLSTransport>.fromOpaque(owner).takeUnretainedValue()
-            return transport.retransmission.nextTimeoutUs(afterUs: previousUs)
+            return transport.nextTimeoutUs(afterUs: previousUs)
         }
         // --log-level debug: each handshake step and alert, as OpenSSL names them.
         if Log.enabled(.debug) { SSL_set_info_callback(ssl, DTLSTransport.infoCallback) }
@@ -309,7 +314,27 @@ public final class DTLSTransport: @unchecked Sendable {
             fail(.openSSL(step: "BIO_write", reason: lastError()))
             return
         }
+        if !handshakeDone, let sent = flightSentAt { pendingRoundTrip = ContinuousClock.now - sent }
         drive()
+        pendingRoundTrip = nil
+    }
+
+    /// The wait OpenSSL arms next (its timer callback, loop thread): when a flight starts
+    /// (`previousUs` 0) because the peer's answer to our last flight, sent once, arrived,
+    /// that round trip lowers the first wait of this flight and the later ones (twice it,
+    /// at least 50 ms): the path's round trip measured inside the handshake, where the
+    /// one it started from may have held set-up work or the checks' recovery from loss.
+    private func nextTimeoutUs(afterUs previousUs: UInt32) -> UInt32 {
+        if previousUs == 0, let rtt = pendingRoundTrip {
+            pendingRoundTrip = nil
+            let ms = Double(rtt.components.seconds) * 1000 + Double(rtt.components.attoseconds) / 1e15
+            let lowered = retransmission.lowered(byRoundTripMs: ms)
+            if lowered != retransmission {
+                Log.write(.debug, "dtls", "round trip \(Int(ms.rounded())) ms in the handshake: resends \(lowered)")
+                retransmission = lowered
+            }
+        }
+        return retransmission.nextTimeoutUs(afterUs: previousUs)
     }
 
     /// Sends close_notify (when a handshake ran) and moves to ``DTLSTransportState/closed``.
@@ -346,7 +371,7 @@ public final class DTLSTransport: @unchecked Sendable {
     // MARK: Loop-thread internals
 
     /// Called by the sink BIO with each datagram OpenSSL writes.
-    fileprivate func enqueue(_ datagram: [UInt8]) { outbox.append(datagram) }
+    func enqueue(_ datagram: [UInt8]) { outbox.append(datagram) }
 
     /// Sends what OpenSSL wrote, consecutive writes packed into one datagram while they
     /// fit in ``mtu`` (RFC 6347 §4.1.1 allows several records per datagram). A flight's
@@ -402,8 +427,11 @@ public final class DTLSTransport: @unchecked Sendable {
         if !handshakeDone {
             clearOpenSSLErrors()
             let result = SSL_do_handshake(ssl)
+            // Output here is a new flight (resends come from the timer, below).
+            flightSentAt = outbox.isEmpty ? flightSentAt : ContinuousClock.now
             if result == 1 {
                 handshakeDone = true
+                flightSentAt = nil
                 flush()
                 cancelTimer()
                 finishHandshake()
@@ -452,6 +480,7 @@ public final class DTLSTransport: @unchecked Sendable {
             guard let self else { return }
             self.timer = 0
             guard self.loopState == .connecting, !self.handshakeDone else { return }
+            self.flightSentAt = nil  // resent: its answer times no round trip
             // DTLSv1_handle_timeout is a macro.
             if SSL_ctrl(self.ssl, DTLS_CTRL_HANDLE_TIMEOUT, 0, nil) < 0 {
                 self.flush()
@@ -538,35 +567,6 @@ public final class DTLSTransport: @unchecked Sendable {
         return "SSL_get_error \(code): \(queued)"
     }
 }
-
-// MARK: - The sink BIO
-
-/// A BIO method whose writes each become one outgoing datagram of the owning
-/// ``DTLSTransport`` (its BIO data); flush succeeds, other controls are unsupported.
-/// Created once (thread-safe lazy global), never mutated afterwards, never freed.
-nonisolated(unsafe) private let sinkMethod: OpaquePointer? = {
-    guard let method = BIO_meth_new(BIO_get_new_index() | BIO_TYPE_SOURCE_SINK, "peer DTLS datagram sink") else {
-        return nil
-    }
-    BIO_meth_set_write(method) { bio, data, length in
-        guard let bio, let data, length > 0, let owner = BIO_get_data(bio) else { return 0 }
-        let transport = Unmanaged<DTLSTransport>.fromOpaque(owner).takeUnretainedValue()
-        transport.enqueue(Array(UnsafeRawBufferPointer(start: data, count: Int(length))))
-        return length
-    }
-    BIO_meth_set_ctrl(method) { _, command, _, _ in
-        switch command {
-        case BIO_CTRL_FLUSH: 1
-        default: 0
-        }
-    }
-    BIO_meth_set_create(method) { _ in 1 }
-    BIO_meth_set_destroy(method) { bio in
-        if let bio { BIO_set_data(bio, nil) }
-        return 1
-    }
-    return method
-}()
 
 /// Empties this thread's OpenSSL error queue, which `SSL_get_error` needs empty before each
 /// operation, only when something is in it: `ERR_clear_error` walks and resets all 16

@@ -115,6 +115,26 @@ private struct Handshake {
         }
     }
 
+    /// The handshake's own round trip lowers the timer of the flights after it (Karn's
+    /// rule: the answer to a flight sent once): both sides start with a 300 ms first wait
+    /// (a round trip of 150 ms given), the client's ClientHello is answered within a few
+    /// ms here, and its second flight, dropped, comes again after 50 ms, not 300.
+    @Test func theHandshakesRoundTripLowersTheNextFlightsWait() async throws {
+        let h = try Handshake(dropToServer: [2])
+        defer { h.finish() }
+        let timer = DTLSRetransmissionTimer(roundTripMs: 150)
+        h.server.start(retransmission: timer)
+        h.client.start(retransmission: timer)
+        let both = await eventually(within: 10) { h.client.state == .connected && h.server.state == .connected }
+        #expect(both, "client \(h.client.state), server \(h.server.state)")
+        let sent = h.toServer.sent.withLock { $0.map(\.ms) }
+        try #require(sent.count >= 3)
+        let answered = h.toClient.sent.withLock { $0.first?.ms } ?? 0
+        print("ClientHello answered after \(String(format: "%.1f", answered - sent[0])) ms; the second flight resent after "
+              + "\(Int(sent[2] - sent[1])) ms (first wait 300 ms at the start)")
+        #expect(sent[2] - sent[1] >= 45 && sent[2] - sent[1] < 150, "resent after \(sent[2] - sent[1]) ms")
+    }
+
     /// A lost flight of several messages comes again as one datagram: the client's second
     /// flight (Certificate, ClientKeyExchange, CertificateVerify, ChangeCipherSpec,
     /// Finished) is dropped; OpenSSL resends it one message per write, and the transport

@@ -370,7 +370,7 @@ public final class DTLSTransport: @unchecked Sendable {
 
     // MARK: Loop-thread internals
 
-    /// Called by the sink BIO with each datagram OpenSSL writes.
+    /// Called by the sink BIO with each write of OpenSSL's (whole records), sent by ``flush()``.
     func enqueue(_ datagram: [UInt8]) { outbox.append(datagram) }
 
     /// Sends what OpenSSL wrote, consecutive writes packed into one datagram while they

@@ -115,6 +115,31 @@ private struct Handshake {
         }
     }
 
+    /// The server's last flight (NewSessionTicket, ChangeCipherSpec, Finished) lost twice:
+    /// the server is done and waits; the client resends its second flight, packed, after
+    /// 50 ms and 100 ms more, and the server answers each with its last flight again
+    /// (RFC 6347 §4.2.4, the FINISHED state; OpenSSL does it on the resent Finished, which
+    /// comes after three epoch-0 records and a ChangeCipherSpec in the same datagram).
+    @Test func aLostLastFlightIsResentOnTheClientsResend() async throws {
+        let h = try Handshake(dropToServer: [], dropToClient: [2, 3])
+        defer { h.finish() }
+        let timer = DTLSRetransmissionTimer(roundTripMs: 0)
+        h.server.start(retransmission: timer)
+        h.client.start(retransmission: timer)
+        let both = await eventually(within: 10) { h.client.state == .connected && h.server.state == .connected }
+        #expect(both, "client \(h.client.state), server \(h.server.state)")
+        let toServer = h.toServer.sent.withLock { $0 }, toClient = h.toClient.sent.withLock { $0 }
+        print("client → server: \(toServer.map { "\($0.bytes.count) B at \(Int($0.ms - toServer[0].ms)) ms" }); "
+              + "server → client: \(toClient.map { "\($0.bytes.count) B at \(Int($0.ms - toServer[0].ms)) ms" })")
+        try #require(toServer.count >= 4 && toClient.count >= 4)
+        // The client's second flight and its two resends, one datagram each; the server's
+        // last flight, then once per resend that reached it.
+        #expect(toServer[2].ms - toServer[1].ms >= 45 && toServer[3].ms - toServer[2].ms >= 90)
+        #expect(toClient[2].bytes.count == toClient[1].bytes.count && toClient[3].bytes.count == toClient[1].bytes.count,
+                "the last flight resent whole: \(toClient.map(\.bytes.count))")
+        #expect(toClient.count == 4, "the server answers each resend once: \(toClient.count) datagrams")
+    }
+
     /// The handshake's own round trip lowers the timer of the flights after it (Karn's
     /// rule: the answer to a flight sent once): both sides start with a 300 ms first wait
     /// (a round trip of 150 ms given), the client's ClientHello is answered within a few

@@ -3,40 +3,6 @@ import COpenSSL
 import EventLoop
 import Synchronization
 
-/// The state of a ``DTLSTransport``, as W3C `RTCDtlsTransportState`.
-public enum DTLSTransportState: String, Sendable, Equatable {
-    /// Created, ``DTLSTransport/start()`` not yet called.
-    case new
-    /// The handshake is running.
-    case connecting
-    /// The handshake finished, the peer certificate matched a fingerprint and the
-    /// SRTP keying material was exported.
-    case connected
-    /// Closed by ``DTLSTransport/close()`` or by the peer's close_notify.
-    case closed
-    /// The handshake or the fingerprint check failed; see ``DTLSTransport/error``.
-    case failed
-}
-
-/// The DTLS role: the client sends the ClientHello (`a=setup:active`), the server answers it.
-public enum DTLSRole: Sendable, Equatable {
-    /// The DTLS client (initiates the handshake).
-    case client
-    /// The DTLS server (waits for the ClientHello).
-    case server
-
-    /// Our role from our own negotiated `a=setup` value (RFC 8842 §5.2, RFC 4145 §4):
-    /// `active` → client, `passive` → server. Nil for `actpass` (only an offer may
-    /// say it; the answer decides) and `holdconn` or anything else.
-    public init?(localSetup: String) {
-        switch localSetup.lowercased() {
-        case "active": self = .client
-        case "passive": self = .server
-        default: return nil
-        }
-    }
-}
-
 /// Errors of ``DTLSTransport``.
 public enum DTLSError: Error, Equatable, Sendable, CustomStringConvertible {
     /// OpenSSL call `step` failed; `reason` is OpenSSL's error queue text.
@@ -107,6 +73,13 @@ public final class DTLSTransport: @unchecked Sendable {
             Log.write(.debug, "dtls", where_ & SSL_CB_HANDSHAKE_DONE != 0 ? "handshake done" : "\(side): \(state)")
         }
     }
+    /// How many times the handshake's last flight, when we sent it, goes again while the
+    /// peer shows nothing of being done, on the handshake's timer (50, 100, 200 ms at the
+    /// least). RFC 6347 §4.2.4 resends it only when the peer resends its own, so a lost
+    /// last flight cost the peer's doubling timer round after round (DTLS 1.3, RFC 9147,
+    /// acknowledges it instead). The same datagrams go: a peer that has them drops them
+    /// as replays (RFC 6347 §4.1.2.6).
+    public static let lastFlightResends = 3
     /// The largest application data record read, bytes (TLS's 2^14 plaintext limit).
     static let maximumRecord = 16_384
     /// Label for `SSL_export_keying_material` (RFC 5764 §4.2).
@@ -128,14 +101,23 @@ public final class DTLSTransport: @unchecked Sendable {
     /// Datagrams given from other threads and not yet read on the loop.
     private let queuedReceives = Atomic<Int>(0)
     private var timer: UInt32 = 0
-    /// The handshake's retransmission timeouts (set by ``start(retransmission:)``, lowered
-    /// by the handshake's own round trips; read by OpenSSL's timer callback).
-    private var retransmission = DTLSRetransmissionTimer(roundTripMs: nil)
-    /// When our last flight went out, while it was sent only once (Karn's rule: a resent
-    /// flight's answer times no round trip); and the round trip to the datagram being
-    /// read, taken when that datagram starts our next flight (OpenSSL's timer callback).
+    /// The first wait of the handshake's retransmission timer, ms: set by
+    /// ``start(retransmission:)`` on the caller's thread, before the records that came
+    /// early are fed (a server may start on them), lowered by the handshake's own round
+    /// trips; read by OpenSSL's timer callback (loop thread).
+    private let initialTimeoutMs = Atomic<UInt32>(DTLSRetransmissionTimer.defaultInitialMs)
+    private var retransmission: DTLSRetransmissionTimer {
+        DTLSRetransmissionTimer(initialMs: initialTimeoutMs.load(ordering: .relaxed))
+    }
+    /// When our last flight went out, while sent only once (Karn's rule); the round trip to
+    /// the datagram being read, taken if it starts our next flight (``nextTimeoutUs``).
     private var flightSentAt: ContinuousClock.Instant?
     private var pendingRoundTrip: Duration?
+    /// Our last flight's datagrams (the server's), sent again until ``peerIsDone()``; how
+    /// often they went again; whether ``flush()`` is sending that flight now.
+    private var lastFlight: [[UInt8]] = []
+    private var lastFlightResent = 0
+    private var capturingLastFlight = false
     private var handshakeDone = false
     /// Set by the verify callback when the peer's certificate matches no fingerprint.
     private var verifyFailure: DTLSError?
@@ -221,12 +203,9 @@ public final class DTLSTransport: @unchecked Sendable {
         SSL_set_options(ssl, UInt64(1) << 30)  // SSL_OP_NO_RENEGOTIATION: the checked certificate stays
         SSL_ctrl(ssl, SSL_CTRL_SET_MTU, Self.mtu, nil)  // SSL_set_mtu
         SSL_ctrl(ssl, DTLS_CTRL_SET_LINK_MTU, Self.mtu, nil)  // DTLS_set_link_mtu
-        // Retransmission as browsers do it: a lost flight is sent again after twice the
-        // round trip start(retransmission:) was given (50 ms at least; 100 ms when none is
-        // known), then doubling, at most 3 s apart (DTLSRetransmissionTimer), where RFC
-        // 6347 §4.2.4.1 suggests 1 s up to 60 s. OpenSSL passes the previous value, 0 for
-        // a flight's first; it calls back on the loop thread, inside SSL_do_handshake or
-        // DTLSv1_handle_timeout.
+        // Retransmission as browsers do it (DTLSRetransmissionTimer; RFC 6347 §4.2.4.1
+        // suggests 1 s up to 60 s). OpenSSL passes the previous value, 0 for a flight's
+        // first, on the loop thread (inside SSL_do_handshake or DTLSv1_handle_timeout).
         DTLS_set_timer_cb(ssl) { ssl, previousUs in
             guard let ssl, let owner = SSL_get_ex_data(ssl, 0) else {
                 return DTLSRetransmissionTimer(roundTripMs: nil).nextTimeoutUs(afterUs: previousUs)
@@ -268,13 +247,13 @@ public final class DTLSTransport: @unchecked Sendable {
     /// - Parameter retransmission: when a flight that got no answer is sent again
     ///   (RFC 6347 §4.2.4.1): from the round trip the connection's ICE checks saw,
     ///   ``DTLSRetransmissionTimer/init(roundTripMs:)``; by default 100 ms, doubling.
-    ///   Taken even when the handshake already runs (a server that started on the
-    ///   peer's first datagram): it applies from its next flight.
+    ///   Taken at once, so datagrams given after this call (a server starts on the
+    ///   first) run on it.
     /// Starts nothing unless the state is ``DTLSTransportState/new``.
     public func start(retransmission: DTLSRetransmissionTimer = DTLSRetransmissionTimer(roundTripMs: nil)) {
+        initialTimeoutMs.store(retransmission.initialMs, ordering: .relaxed)
         loop.async { [weak self] in
             guard let self else { return }
-            self.retransmission = retransmission
             Log.write(.debug, "dtls", "\(self.role == .client ? "client" : "server") start, resends \(retransmission)")
             guard self.loopState == .new else { return }
             self.setState(.connecting)
@@ -319,11 +298,9 @@ public final class DTLSTransport: @unchecked Sendable {
         pendingRoundTrip = nil
     }
 
-    /// The wait OpenSSL arms next (its timer callback, loop thread): when a flight starts
-    /// (`previousUs` 0) because the peer's answer to our last flight, sent once, arrived,
-    /// that round trip lowers the first wait of this flight and the later ones (twice it,
-    /// at least 50 ms): the path's round trip measured inside the handshake, where the
-    /// one it started from may have held set-up work or the checks' recovery from loss.
+    /// The wait OpenSSL arms next (its timer callback, loop thread). A flight that starts
+    /// (`previousUs` 0) on the peer's answer to ours, sent once, lowers the first wait to
+    /// twice that round trip (at least 50 ms; Karn's rule), for this flight and later ones.
     private func nextTimeoutUs(afterUs previousUs: UInt32) -> UInt32 {
         if previousUs == 0, let rtt = pendingRoundTrip {
             pendingRoundTrip = nil
@@ -331,7 +308,7 @@ public final class DTLSTransport: @unchecked Sendable {
             let lowered = retransmission.lowered(byRoundTripMs: ms)
             if lowered != retransmission {
                 Log.write(.debug, "dtls", "round trip \(Int(ms.rounded())) ms in the handshake: resends \(lowered)")
-                retransmission = lowered
+                initialTimeoutMs.store(lowered.initialMs, ordering: .relaxed)
             }
         }
         return retransmission.nextTimeoutUs(afterUs: previousUs)
@@ -374,14 +351,13 @@ public final class DTLSTransport: @unchecked Sendable {
     func enqueue(_ datagram: [UInt8]) { outbox.append(datagram) }
 
     /// Sends what OpenSSL wrote, consecutive writes packed into one datagram while they
-    /// fit in ``mtu`` (RFC 6347 §4.1.1 allows several records per datagram). A flight's
-    /// first sending is one write (OpenSSL buffers it); a retransmission is one write per
-    /// message, five datagrams for the client's second flight, which at 15 % loss would
-    /// all arrive only 44 % of the time (0.85⁵) against 85 % for the one datagram packed.
+    /// fit in ``mtu`` (RFC 6347 §4.1.1). A flight's first sending is one write (OpenSSL
+    /// buffers it), a resend one write per message: five for the client's second flight,
+    /// all five arriving at 15 % loss 44 % of the time (0.85⁵), one packed datagram 85 %.
     private func flush() {
         if outbox.count <= 1 {  // an application data record, or nothing: no copy
             guard let only = outbox.popLast() else { return }
-            send(only)
+            sendDatagram(only)
             return
         }
         let datagrams = outbox
@@ -389,12 +365,49 @@ public final class DTLSTransport: @unchecked Sendable {
         var pending: [UInt8] = []
         for datagram in datagrams {
             if !pending.isEmpty, pending.count + datagram.count > Self.mtu {
-                send(pending)
+                sendDatagram(pending)
                 pending = []
             }
             pending += datagram
         }
-        if !pending.isEmpty { send(pending) }
+        if !pending.isEmpty { sendDatagram(pending) }
+    }
+
+    private func sendDatagram(_ datagram: [UInt8]) {
+        if capturingLastFlight { lastFlight.append(datagram) }
+        send(datagram)
+    }
+
+    /// Sends the handshake's last flight again after the handshake timer's wait for the
+    /// next send (``lastFlightResends``), unless the peer shows it is done first.
+    private func resendLastFlightLater() {
+        let waitMs = min(DTLSRetransmissionTimer.maximumMs, retransmission.initialMs << UInt32(min(lastFlightResent, 6)))
+        timer = loop.after(milliseconds: waitMs) { [weak self] in
+            guard let self else { return }
+            self.timer = 0
+            guard self.loopState == .connected, !self.lastFlight.isEmpty else { return }
+            for datagram in self.lastFlight { self.send(datagram) }
+            self.lastFlightResent += 1
+            Log.write(.debug, "dtls", "last flight sent again (\(self.lastFlightResent) of \(Self.lastFlightResends)): the peer shows nothing of being done")
+            if self.lastFlightResent < Self.lastFlightResends {
+                self.resendLastFlightLater()
+            } else {
+                self.lastFlight = []
+            }
+        }
+    }
+
+    /// The peer shows it finished the handshake (its first SRTP or SRTCP packet, which it
+    /// can protect only then, or DTLS application data): the last flight, if we sent it,
+    /// is not sent again. Any thread; the work is on the loop.
+    public func peerIsDone() {
+        guard loop.isCurrent else {
+            _ = loop.async { [weak self] in self?.peerIsDone() }
+            return
+        }
+        guard !lastFlight.isEmpty else { return }
+        lastFlight = []
+        cancelTimer()
     }
 
     private func setState(_ new: DTLSTransportState) {
@@ -432,9 +445,12 @@ public final class DTLSTransport: @unchecked Sendable {
             if result == 1 {
                 handshakeDone = true
                 flightSentAt = nil
+                capturingLastFlight = true
                 flush()
+                capturingLastFlight = false
                 cancelTimer()
                 finishHandshake()
+                if loopState == .connected, !lastFlight.isEmpty { resendLastFlightLater() }
             } else {
                 let code = SSL_get_error(ssl, result)
                 flush()
@@ -451,6 +467,7 @@ public final class DTLSTransport: @unchecked Sendable {
             clearOpenSSLErrors()
             let n = readBuffer.withUnsafeMutableBytes { SSL_read(ssl, $0.baseAddress, Int32($0.count)) }
             if n > 0 {
+                if !lastFlight.isEmpty { peerIsDone() }
                 onApplicationData(Array(readBuffer[0..<Int(n)]))
                 continue
             }
@@ -471,6 +488,9 @@ public final class DTLSTransport: @unchecked Sendable {
     }
 
     private func armTimer() {
+        // A handshake that ended meanwhile (the peer's answer came back within our own
+        // send, as on a wire in memory) leaves its timer to the last flight's resends.
+        guard !handshakeDone else { return }
         cancelTimer()
         var timeout = timeval()
         // DTLSv1_get_timeout is a macro.
@@ -576,3 +596,4 @@ public final class DTLSTransport: @unchecked Sendable {
 func clearOpenSSLErrors() {
     if ERR_peek_error() != 0 { ERR_clear_error() }
 }
+

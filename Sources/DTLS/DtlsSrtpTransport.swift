@@ -50,6 +50,9 @@ public final class DtlsSrtpTransport: Sendable {
     /// Most application data records kept before a handler is set (the peer's SCTP INIT
     /// and what follows it, when its DTLS connected first).
     public static let maximumEarlyApplicationData = 64
+    /// From DTLS connected until the peer's first SRTP or SRTCP packet: whether it may
+    /// still lack our last handshake flight (``DTLSTransport/peerIsDone()``); loop thread.
+    private let peerMayLackLastFlight = Atomic<Bool>(false)
     /// Test hook: returns true for an incoming datagram to drop before it is processed
     /// (the loss injector of the NACK tests). Set before media starts.
     public let dropInbound: (@Sendable ([UInt8]) -> Bool)?
@@ -183,12 +186,20 @@ public final class DtlsSrtpTransport: Sendable {
             transport?.receive(datagram)
         case .rtp:
             guard let inbound = sessions.withLock({ $0?.inbound }) else { return }
-            do { onRTP(try inbound.unprotect(srtp: datagram)) } catch {
+            do {
+                let packet = try inbound.unprotect(srtp: datagram)
+                if peerMayLackLastFlight.load(ordering: .relaxed) { peerShowedItIsDone() }
+                onRTP(packet)
+            } catch {
                 counters.withLock { $0.srtpFailures += 1 }
             }
         case .rtcp:
             guard let inbound = sessions.withLock({ $0?.inbound }) else { return }
-            do { onRTCP(try inbound.unprotectRTCP(datagram)) } catch {
+            do {
+                let packet = try inbound.unprotectRTCP(datagram)
+                if peerMayLackLastFlight.load(ordering: .relaxed) { peerShowedItIsDone() }
+                onRTCP(packet)
+            } catch {
                 counters.withLock { $0.srtpFailures += 1 }
             }
         case .stun, .turnChannel, .unknown:
@@ -295,6 +306,13 @@ public final class DtlsSrtpTransport: Sendable {
     }
 
     /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports.
+    /// The peer protected a packet with the keys of the handshake: it is done, and our
+    /// last flight, if we sent it, need not go again (loop thread).
+    private func peerShowedItIsDone() {
+        peerMayLackLastFlight.store(false, ordering: .relaxed)
+        handshake?.peerIsDone()
+    }
+
     private func dtlsStateChanged(_ state: DTLSTransportState) {
         guard let transport = handshake else { return }
         if state == .connected {
@@ -308,6 +326,7 @@ public final class DtlsSrtpTransport: Sendable {
                 let outbound = try SRTPSession(profile: material.profile, key: local.key, salt: local.salt, direction: .outbound)
                 let inbound = try SRTPSession(profile: material.profile, key: remote.key, salt: remote.salt, direction: .inbound)
                 sessions.withLock { $0 = (outbound, inbound) }
+                peerMayLackLastFlight.store(true, ordering: .relaxed)
             } catch {
                 onState(.failed, .keyingMaterial(error))
                 return

@@ -25,7 +25,7 @@ public final class DtlsSrtpTransport: Sendable {
     /// The current association's DTLS side (``Handshake``).
     private let dtls = Mutex(Handshake())
     /// The DTLS handshake of the current association (nil until
-    /// ``start(role:remoteFingerprints:)``), the DTLS records that arrived before it (at most
+    /// ``start(role:remoteFingerprints:roundTripMs:)``), the DTLS records that arrived before it (at most
     /// 16, fed to it at start), the association's number (`generation`: callbacks of an
     /// association replaced by ``beginNewAssociation()`` carry an older one and are dropped),
     /// and whether ``close()`` ran (then nothing starts or begins again).
@@ -62,6 +62,9 @@ public final class DtlsSrtpTransport: Sendable {
     /// Most application data records kept before a handler is set (the peer's SCTP INIT
     /// and what follows it, when its DTLS connected first).
     public static let maximumEarlyApplicationData = 64
+    /// From DTLS connected until the peer's first SRTP or SRTCP packet: whether it may
+    /// still lack our last handshake flight (``DTLSTransport/peerIsDone()``); loop thread.
+    private let peerMayLackLastFlight = Atomic<Bool>(false)
     /// Test hook: returns true for an incoming datagram to drop before it is processed
     /// (the loss injector of the NACK tests). Set before media starts.
     public let dropInbound: (@Sendable ([UInt8]) -> Bool)?
@@ -116,7 +119,7 @@ public final class DtlsSrtpTransport: Sendable {
         }
     }
 
-    /// Creates the transport; nothing happens before ``start(role:remoteFingerprints:)``.
+    /// Creates the transport; nothing happens before ``start(role:remoteFingerprints:roundTripMs:)``.
     /// - Parameters:
     ///   - send: sends one datagram on the ICE transport's selected pair (any thread);
     ///     false when it could not.
@@ -148,13 +151,17 @@ public final class DtlsSrtpTransport: Sendable {
     /// fingerprints and starts the handshake (the client sends its ClientHello; the
     /// server waits). Call once ICE is connected. A second call for the same association
     /// does nothing (after ``beginNewAssociation()`` it starts the new one).
+    /// - Parameter roundTripMs: the round trip the ICE checks saw, ms (`IceAgent.roundTripMs`),
+    ///   from which a lost handshake flight is sent again (``DTLSRetransmissionTimer``:
+    ///   twice it, at least 50 ms); nil: unknown, 100 ms.
     /// - Returns: true when it started the handshake; false when it dropped this start —
     ///   the association was started already, was replaced by ``beginNewAssociation()``
     ///   while this call ran, or the transport is closed — so that a caller that claimed the
     ///   start can undo its claim.
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when OpenSSL cannot be set up.
     @discardableResult
-    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)]) throws(DTLSError) -> Bool {
+    public func start(role: DTLSRole, remoteFingerprints: [(algorithm: String, hex: String)],
+                      roundTripMs: Double? = nil) throws(DTLSError) -> Bool {
         guard let generation = dtls.withLock({ d in d.closed || d.transport != nil ? nil : d.generation }) else { return false }
         let transport = try DTLSTransport(
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
@@ -172,7 +179,8 @@ public final class DtlsSrtpTransport: Sendable {
         doorbell.withLock { bell in
             if bell == nil { bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() } }
         }
-        transport.start()
+        Log.write(.debug, "dtls", "ICE checks' round trip \(roundTripMs.map { "\(Int($0.rounded())) ms" } ?? "unknown")")
+        transport.start(retransmission: DTLSRetransmissionTimer(roundTripMs: roundTripMs))
         for record in pending { transport.receive(record) }
         return true
     }
@@ -203,6 +211,7 @@ public final class DtlsSrtpTransport: Sendable {
         }
         applicationData.withLock { $0 = (nil, []) }
         outbound.withLock { $0.datagrams = [] }
+        peerMayLackLastFlight.store(false, ordering: .relaxed)
         _ = old  // let go here: its deinit cancels its retransmission timer; nothing is sent
         return generation
     }
@@ -273,12 +282,20 @@ public final class DtlsSrtpTransport: Sendable {
             transport?.receive(datagram)
         case .rtp:
             guard let inbound = sessions.withLock({ $0?.inbound }) else { return counters.withLock { $0.inboundDrops.early += 1 } }
-            do { onRTP(try inbound.unprotect(srtp: datagram)) } catch {
+            do {
+                let packet = try inbound.unprotect(srtp: datagram)
+                if peerMayLackLastFlight.load(ordering: .relaxed) { peerShowedItIsDone() }
+                onRTP(packet)
+            } catch {
                 counters.withLock { $0.srtpFailures += 1; $0.inboundDrops.count(error) }
             }
         case .rtcp:
             guard let inbound = sessions.withLock({ $0?.inbound }) else { return counters.withLock { $0.inboundDrops.early += 1 } }
-            do { onRTCP(try inbound.unprotectRTCP(datagram)) } catch {
+            do {
+                let packet = try inbound.unprotectRTCP(datagram)
+                if peerMayLackLastFlight.load(ordering: .relaxed) { peerShowedItIsDone() }
+                onRTCP(packet)
+            } catch {
                 counters.withLock { $0.srtpFailures += 1; $0.inboundDrops.count(error) }
             }
         case .stun, .turnChannel, .unknown:
@@ -389,6 +406,13 @@ public final class DtlsSrtpTransport: Sendable {
         return sent
     }
 
+    /// The peer protected a packet with the keys of the handshake: it is done, and our
+    /// last flight, if we sent it, need not go again (loop thread).
+    private func peerShowedItIsDone() {
+        peerMayLackLastFlight.store(false, ordering: .relaxed)
+        handshake?.peerIsDone()
+    }
+
     /// On the loop thread: makes the SRTP sessions when DTLS connects, then reports with the
     /// association's `generation` (only for the current association: a replaced one's is
     /// older). The sessions are installed only while the association is still the current
@@ -413,6 +437,7 @@ public final class DtlsSrtpTransport: Sendable {
                     return true
                 }
                 guard current else { return }
+                peerMayLackLastFlight.store(true, ordering: .relaxed)
             } catch {
                 onState(.failed, .keyingMaterial(error), generation)
                 return

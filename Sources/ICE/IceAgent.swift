@@ -29,23 +29,25 @@ public final class IceAgent: @unchecked Sendable {
     private var signalIds: [UInt] = []
     private var retained: Unmanaged<IceAgent>?
     private var checkingTimer: UInt32 = 0
-    /// Inactivity watch (loop thread): when the last datagram arrived (µs, GLib's
-    /// monotonic clock), whether traffic is expected, the watch timer, and the state to
-    /// go back to when a `disconnected` it reported ends.
-    private var lastReceiveUs: gint64 = 0
-    private var expectsTraffic = false
-    private var inactivityTimer: UInt32 = 0
+    /// Inactivity watch (loop thread, IceAgentInactivity.swift): when the last datagram
+    /// arrived (µs, GLib's monotonic clock), whether traffic is expected, the watch timer,
+    /// and the state to go back to when a `disconnected` it reported ends.
+    var lastReceiveUs: gint64 = 0
+    var expectsTraffic = false
+    var inactivityTimer: UInt32 = 0
     /// The checking limit of the checks an ICE restart started (``restart(credentials:checkingTimeoutMs:)``);
     /// nil: ``Configuration/checkingTimeoutMs``.
     private var restartCheckingTimeoutMs: UInt32?
-    private var stateBeforeInactivity: IceConnectionState?
+    var stateBeforeInactivity: IceConnectionState?
     private let resolver = CandidateNameResolver()
     /// Remote candidates whose names are still resolving (loop thread).
     private var unresolvedNames = 0
     /// The remote end-of-candidates, held back until those names have resolved (loop thread).
     private var endOfCandidatesHeld = false
-    private var wasConnected = false
-    private var isClosed = false
+    private(set) var wasConnected = false
+    /// How long the checks took to connect (loop thread).
+    private var checkRoundTrip = CheckRoundTrip()
+    private(set) var isClosed = false
     /// The peer's ufrag and pwd (loop thread), for ``SelectedPairChecks``.
     private var remoteCredentials: (ufrag: String, pwd: String)?
     /// Whether a datagram other than STUN has come from the peer since the last
@@ -57,6 +59,10 @@ public final class IceAgent: @unchecked Sendable {
     }
     /// Binding requests ``SelectedPairChecks`` sent so far.
     var selectedPairChecksSent: Int { loop.sync { pairChecks.sent } }
+    private lazy var checkTriggers = CheckTriggers(loop: loop, agent: agent, streamId: streamId,
+                                                   intervalMs: configuration.checkTriggerIntervalMs, limitMs: configuration.checkingTimeoutMs)
+    /// Binding requests ``CheckTriggers`` sent so far.
+    var checkTriggersSent: Int { loop.sync { checkTriggers.sent } }
     /// The remote candidates handed to libnice (numeric addresses) and whether the remote
     /// end-of-candidates was, kept to check again after libnice fails (loop thread).
     private var remoteCandidatesAdded: [Candidate] = []
@@ -68,7 +74,7 @@ public final class IceAgent: @unchecked Sendable {
     public var checkRestarts: Int { loop.sync { _checkRestarts } }
 
     // Loop-thread state behind the public getters below.
-    private var _state: IceConnectionState = .new
+    private(set) var _state: IceConnectionState = .new
     private var _localUfrag = ""
     private var _localPwd = ""
     private var _localCandidates: [Candidate] = []
@@ -87,6 +93,11 @@ public final class IceAgent: @unchecked Sendable {
     public var gatheringComplete: Bool { loop.sync { _gatheringComplete } }
     /// The selected pair, once connected.
     public var selectedPair: IceCandidatePair? { loop.sync { _selectedPair } }
+    /// The round trip the connectivity checks saw, ms, once connected: the time from their
+    /// start to `connected`, an upper bound on the path's (``CheckRoundTrip``); nil before,
+    /// or when a check may have been lost (it took 500 ms or more, or ``CheckTriggers``
+    /// had to send a request).
+    public var roundTripMs: Double? { loop.sync { checkRoundTrip.milliseconds } }
 
     /// Creates the agent and its stream on `loop` (not yet gathering).
     /// - Throws: ``IceError`` for an unusable server URL, a bad local address, or libnice failures.
@@ -300,56 +311,25 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
-    /// Says whether the remote is expected to send all the time (media negotiated toward
-    /// us, so RTP/RTCP arrive at least every second): only then does a silence of
-    /// ``Configuration/inactivityTimeoutMs`` mean `disconnected`. Does not wait.
-    public func setExpectsTraffic(_ value: Bool) {
-        _ = loop.async { [weak self] in
-            guard let self, !self.isClosed else { return }
-            self.expectsTraffic = value
-            if value { self.lastReceiveUs = max(self.lastReceiveUs, g_get_monotonic_time()) }
-            self.watchInactivity()
-        }
-    }
-
-    /// Wakes when the silence would reach the next limit (``Configuration/inactivityTimeoutMs``
-    /// while connected, ``Configuration/inactivityFailureMs`` while disconnected), so
-    /// `disconnected` comes within a few ms of the timeout after the last datagram, with one
-    /// wake-up per timeout while datagrams flow (loop thread).
-    private func watchInactivity() {
-        guard inactivityTimer == 0, expectsTraffic, !isClosed, wasConnected, _state != .failed else { return }
-        let silentMs = max(0, (g_get_monotonic_time() - lastReceiveUs) / 1000)
-        let limit = gint64(_state == .disconnected ? configuration.inactivityFailureMs : configuration.inactivityTimeoutMs)
-        let waitMs = UInt32(clamping: max(10, limit - silentMs))
-        inactivityTimer = loop.after(milliseconds: waitMs) { [weak self] in
-            guard let self else { return }
-            self.inactivityTimer = 0
-            guard !self.isClosed, self.expectsTraffic else { return }
-            let silentMs = (g_get_monotonic_time() - self.lastReceiveUs) / 1000
-            if silentMs >= gint64(self.configuration.inactivityFailureMs), self._state == .disconnected {
-                self.stateBeforeInactivity = nil
-                self.transition(to: .failed)
-                return
-            }
-            if silentMs >= gint64(self.configuration.inactivityTimeoutMs), self._state == .connected || self._state == .completed {
-                self.stateBeforeInactivity = self._state
-                self.transition(to: .disconnected)
-            }
-            self.watchInactivity()
-        }
-    }
-
-    private func transition(to next: IceConnectionState) {
+    /// Moves to `next` and reports it, with what each state starts or stops (loop thread).
+    func transition(to next: IceConnectionState) {
         guard next != _state else { return }
         if next == .connected || next == .completed {
-            if !wasConnected { lastReceiveUs = g_get_monotonic_time() }
+            if !wasConnected {
+                lastReceiveUs = g_get_monotonic_time()
+                checkRoundTrip.connected(nowUs: lastReceiveUs, triggered: checkTriggers.sentThisRun > 0)
+            }
             wasConnected = true
             loop.cancelTimer(checkingTimer)
             checkingTimer = 0
         }
         if next != .disconnected { stateBeforeInactivity = nil }
-        if next == .checking { startCheckingTimer() }
+        if next == .checking {
+            checkRoundTrip.checkingStarted(nowUs: g_get_monotonic_time())
+            startCheckingTimer()
+        }
         _state = next
+        triggerChecksUntilConnected()
         onEvent(.state(next))
         if next == .connected || next == .completed {
             watchInactivity()
@@ -357,12 +337,20 @@ public final class IceAgent: @unchecked Sendable {
         }
     }
 
+    /// Runs ``CheckTriggers`` while checking with the remote credentials before the first
+    /// connection, and stops them otherwise (loop thread).
+    private func triggerChecksUntilConnected() {
+        guard _state == .checking, !wasConnected, !isClosed, configuration.checkTriggerIntervalMs > 0,
+              let remote = remoteCredentials else { return checkTriggers.stop() }
+        checkTriggers.start(.init(localUfrag: _localUfrag, remoteUfrag: remote.ufrag, remotePwd: remote.pwd))
+    }
+
     /// Starts ``SelectedPairChecks`` while the peer has sent nothing but STUN (loop thread).
     private func checkSelectedPairUntilPeerSends() {
         guard !peerSends, !isClosed, configuration.selectedPairCheckIntervalMs > 0, let remote = remoteCredentials, let pair = _selectedPair else { return }
         let controlling = GObjectProperty.bool(UnsafeMutableRawPointer(agent), "controlling-mode")
         pairChecks.start(.init(localUfrag: _localUfrag, remoteUfrag: remote.ufrag, remotePwd: remote.pwd, controlling: controlling,
-                               priority: SelectedPairChecks.peerReflexivePriority(of: pair.local.priority)))
+                               priority: BindingRequestWriter.peerReflexivePriority(of: pair.local.priority)))
     }
 
     /// Starts the ``Configuration/checkingTimeoutMs`` limit unless it runs (loop thread):
@@ -422,7 +410,9 @@ public final class IceAgent: @unchecked Sendable {
             GObjectProperty.set(UnsafeMutableRawPointer(agent), "stun-max-retransmissions", uint: retransmissions)
             _ = nice_agent_set_remote_credentials(agent, streamId, ufrag, pwd)
             remoteCredentials = (ufrag, pwd)
+            checkRoundTrip.credentialsSet(nowUs: g_get_monotonic_time())
             startCheckingTimer()
+            triggerChecksUntilConnected()
         }
     }
 
@@ -551,10 +541,12 @@ public final class IceAgent: @unchecked Sendable {
             if let credentials { _ = nice_agent_set_local_credentials(agent, streamId, credentials.ufrag, credentials.pwd) }
             readLocalCredentials()
             wasConnected = false
+            checkRoundTrip.reset()
             peerSends = false
             remoteCandidatesAdded = []
             remoteGatheringDone = false
             pairChecks.stop()
+            checkTriggers.stop()
             loop.cancelTimer(checkingTimer)
             checkingTimer = 0
             _selectedPair = nil
@@ -572,6 +564,7 @@ public final class IceAgent: @unchecked Sendable {
             loop.cancelTimer(inactivityTimer)
             inactivityTimer = 0
             pairChecks.stop()
+            checkTriggers.stop()
             nice_agent_attach_recv(agent, streamId, 1, loop.context, nil, nil)
             for id in signalIds { g_signal_handler_disconnect(UnsafeMutableRawPointer(agent), id) }
             signalIds = []

@@ -41,8 +41,18 @@ extension IceAgent {
         public var checkRetransmissions: UInt32 = 3
         /// While connected and before the peer's first datagram other than STUN, a Binding
         /// request on the selected pair every this many ms (``SelectedPairChecks``): a peer
-        /// whose own check failed checks again and connects. 0: none.
-        public var selectedPairCheckIntervalMs: UInt32 = 250
+        /// whose own check or its answer was lost checks again at once (a triggered check,
+        /// RFC 8445 §7.3.1.4) instead of after libnice's 500 ms, and connects. 50 ms, as
+        /// libwebrtc pings a connection not yet writable (48 ms); a normal set-up sends
+        /// none or one, as the peer's first DTLS datagram follows within a round trip.
+        /// 0: none.
+        public var selectedPairCheckIntervalMs: UInt32 = 50
+        /// While checking and before the first connection, Binding requests from our UDP
+        /// sockets to the peer's UDP candidates every this many ms during the first second,
+        /// the interval doubling each further second up to 1 s (``CheckTriggers``): a peer
+        /// whose check or its answer was lost checks again at once (RFC 8445 §7.3.1.4), not
+        /// after libnice's 500 ms. 0: none.
+        public var checkTriggerIntervalMs: UInt32 = 50
         /// While the agent has never connected and ``checkingTimeoutMs`` has not passed, a
         /// libnice `failed` (every pair's checks unanswered, then ``idleTimeoutMs``) is not
         /// final: the checks start over with the same credentials and candidates, as often

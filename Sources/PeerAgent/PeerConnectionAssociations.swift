@@ -1,6 +1,7 @@
 // PeerConnection's negotiation outcome and DTLS associations: an answer applied, the first association's roles, a new association when the peer comes back with a new certificate through an ICE restart, and each handshake's start and deadline (RFC 8829 §5.10–5.11, RFC 8842 §5).
 import DTLS
 import EventLoop
+import ICE
 import SDP
 
 extension PeerConnection {
@@ -112,17 +113,20 @@ extension PeerConnection {
     func maybeStartDTLS() {
         // Claimed under the lock: setRemoteDescription (caller's thread) and the ICE event
         // (loop thread) may both get here; only one starts DTLS.
-        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)], Int)? = state.withLock { s in
+        let ready: (DtlsSrtpTransport, DTLSRole, [(algorithm: String, hex: String)], Int, IceAgent?)? = state.withLock { s in
             let a = s.association
             guard !a.started, !s.machine.isClosed, s.machine.state != .failed, s.negotiated, s.pendingRenewal == nil,
                   let role = a.role, let transport = s.transport, s.machine.iceIsConnected,
                   a.generation == 0 || s.pairSelectedAfterRestarts >= a.iceRestarts else { return nil }
             s.association.started = true
-            return (transport, role, a.remoteFingerprints.map { ($0.algorithm, $0.value) }, a.generation)
+            return (transport, role, a.remoteFingerprints.map { ($0.algorithm, $0.value) }, a.generation, s.agent)
         }
-        guard let (transport, role, prints, generation) = ready else { return }
+        guard let (transport, role, prints, generation, agent) = ready else { return }
+        // A lost handshake flight is sent again after twice the ICE checks' round trip
+        // (IceAgent.roundTripMs; 100 ms when unknown, never under 50 ms).
+        let roundTripMs = agent?.roundTripMs
         let started: Bool
-        do { started = try transport.start(role: role, remoteFingerprints: prints) } catch {
+        do { started = try transport.start(role: role, remoteFingerprints: prints, roundTripMs: roundTripMs) } catch {
             fail("DTLS could not start: \(error)")
             return
         }

@@ -27,6 +27,7 @@ import TestSupport
             $0.checkRetransmissions = sends
             $0.idleTimeoutMs = connects ? 30_000 : 5_000
             $0.restartsFailedChecks = false  // libnice's own behaviour (FailedCheckRestartTests has the rest)
+            $0.checkTriggerIntervalMs = 0  // and CheckTriggerTests
         }
         let a = try Peer(.udpLoopback(controlling: true, adjust))
         let b = try Peer(.udpLoopback(controlling: false, adjust))

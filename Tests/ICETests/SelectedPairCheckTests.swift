@@ -20,6 +20,7 @@ import TestSupport
         let adjust: (inout IceAgent.Configuration) -> Void = {
             $0.selectedPairCheckIntervalMs = intervalMs
             $0.restartsFailedChecks = false  // this feature alone (FailedCheckRestartTests has the other)
+            $0.checkTriggerIntervalMs = 0  // and CheckTriggerTests
         }
         let a = try Peer(.udpLoopback(controlling: true, adjust))
         let b = try Peer(.udpLoopback(controlling: false, adjust))

@@ -48,12 +48,13 @@ import TestSupport
         setups.map { $0.map { "\(Int($0.total))(\(Int($0.dtls)))" } ?? "failed" }.joined(separator: " ")
     }
 
-    /// 15 % loss each way, 20 calls: a lost DTLS flight is resent after 100 ms (doubling),
-    /// not OpenSSL's 1 s, so the DTLS part of set-up stays short. Without that, every
-    /// handshake that loses one of its four flights (about half of them) takes ≥ 1 s.
-    /// What is left of set-up time is mostly libnice's: a lost connectivity check is
-    /// retried after 500 ms, then 1 s; make bench prints whole set-up times next to
-    /// aiortc's.
+    /// 15 % loss each way, 20 calls: a lost DTLS flight is resent after twice the round
+    /// trip the ICE checks saw (here the 50 ms floor), not OpenSSL's 1 s, and in one
+    /// datagram like its first sending; a lost ICE check is re-checked within a request
+    /// interval (CheckTriggers, SelectedPairChecks), not after libnice's 500 ms. So all
+    /// connect, the DTLS part stays short, and whole set-ups come within 1 s; make bench
+    /// prints the figures over 20 calls per loss rate (every one within 1 s there, the
+    /// target), this test leaves one call of room for a loaded machine.
     @Test func at15PercentLossTheHandshakeRecoversFast() async throws {
         let setups = try await Self.setups(loss: 15, runs: 20, timeout: 30)
         let ok = setups.compactMap { $0 }
@@ -63,13 +64,15 @@ import TestSupport
         let median = dtls.isEmpty ? .infinity : (dtls[(dtls.count - 1) / 2] + dtls[dtls.count / 2]) / 2
         print("set-up at 15 % loss, ms (DTLS part): \(Self.describe(setups)); DTLS median \(Int(median)) ms, "
               + "\(slow) DTLS ≥ 1 s, \(within)/20 whole set-ups within 1 s")
-        #expect(ok.count >= 19, "calls that connected: \(ok.count)/20")
-        // About half the handshakes lose a datagram at this loss (four flights, six or so
-        // datagrams: 0.85^6 ≈ 0.38 lose none), so the median sits between a clean
-        // handshake (~40 ms) and one resend (~330 ms); with OpenSSL's 1 s timer it was
-        // over 1 s.
-        #expect(median < 500, "DTLS median \(median) ms")
-        #expect(slow <= 3, "\(slow)/20 handshakes took ≥ 1 s")
+        #expect(ok.count == 20, "calls that connected: \(ok.count)/20")
+        // About half the handshakes lose a datagram at this loss (four flights of one
+        // datagram each: 0.85^4 ≈ 0.52 lose none), and a loss costs 50 ms, then 100: the
+        // median stays well under 150 ms (with a 100 ms first wait it was ~100–300 ms,
+        // with OpenSSL's 1 s over 1 s).
+        #expect(median < 150, "DTLS median \(median) ms")
+        #expect(slow <= 1, "\(slow)/20 handshakes took ≥ 1 s")
+        // Before issue 34 about one call in ten took longer (README: 9/10 within 1 s).
+        #expect(within >= 19, "\(within)/20 whole set-ups within 1 s")
     }
 
     /// 25 % loss each way, 20 calls, each within --timeout (30 s): all set up. Before, about

@@ -102,8 +102,8 @@ public final class DtlsSrtpTransport: Sendable {
         /// tag, or another libsrtp status.
         public var malformed = 0
         /// SRTP/SRTCP that came before the DTLS handshake gave the keys (the peer's
-        /// handshake finished first) or after close, and DTLS records beyond the 16 kept
-        /// before ours started.
+        /// handshake finished first) or after close, and DTLS records before ours started other than a ClientHello or beyond
+        /// the 16 kept.
         public var early = 0
 
         /// No drops.
@@ -272,9 +272,15 @@ public final class DtlsSrtpTransport: Sendable {
         case .dtls:
             // The peer's ClientHello may come before we start (its ICE connected first):
             // keep up to 16 records and feed them at start, rather than wait ~1 s for a resend.
+            // Only a datagram that opens a handshake is kept — its first record the peer's
+            // ClientHello (RFC 6347 §4.1, §4.2.2) — not what an association that was
+            // replaced still sends (the peer's last flight again: a NewSessionTicket, a
+            // ChangeCipherSpec and an epoch-1 Finished), which OpenSSL would buffer as
+            // messages of the new handshake and fail on (decrypt_error).
+            let opensHandshake = Self.opensHandshake(datagram)
             let (transport, kept): (DTLSTransport?, Bool) = dtls.withLock { d in
                 guard d.transport == nil else { return (d.transport, true) }
-                guard d.early.count < 16 else { return (nil, false) }
+                guard opensHandshake, d.early.count < 16 else { return (nil, false) }
                 d.early.append(datagram)
                 return (nil, true)
             }
@@ -404,6 +410,14 @@ public final class DtlsSrtpTransport: Sendable {
             if sent { $0.bytesSent += datagram.count; $0.packetsSent += 1 } else { $0.sendFailures += 1 }
         }
         return sent
+    }
+
+    /// True when `datagram`'s first DTLS record (RFC 6347 §4.1: type, version, epoch,
+    /// sequence number, length; 13 bytes) is a handshake record (type 22) of epoch 0 whose
+    /// message (§4.2.2: its type the first byte after the record header) is a ClientHello
+    /// (1): the only thing that may come before our handshake has started.
+    static func opensHandshake(_ datagram: [UInt8]) -> Bool {
+        datagram.count > 13 && datagram[0] == 22 && datagram[3] == 0 && datagram[4] == 0 && datagram[13] == 1
     }
 
     /// The peer protected a packet with the keys of the handshake: it is done, and our

@@ -115,4 +115,18 @@ private struct Pair {
         #expect(a.state == .closed)
         pair.b.close()
     }
+
+    /// Before our handshake starts only the peer's ClientHello is kept for it (RFC 6347
+    /// §4.1, §4.2.2): a record header of type 22, epoch 0, then handshake type 1. A replaced
+    /// association's last flight sent again (NewSessionTicket type 4, then ChangeCipherSpec
+    /// type 20, then an epoch-1 Finished) is not: fed to a new handshake it made OpenSSL
+    /// fail with decrypt_error (the test above, once the server resent its last flight).
+    @Test func onlyAClientHelloWaitsForTheHandshake() {
+        let header: [UInt8] = [22, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 0, 0, 12]
+        #expect(DtlsSrtpTransport.opensHandshake(header + [1] + Array(repeating: 0, count: 11)), "ClientHello")
+        #expect(!DtlsSrtpTransport.opensHandshake(header + [4] + Array(repeating: 0, count: 11)), "NewSessionTicket")
+        #expect(!DtlsSrtpTransport.opensHandshake([20, 0xFE, 0xFD, 0, 0, 0, 0, 0, 0, 0, 5, 0, 1, 1]), "ChangeCipherSpec")
+        #expect(!DtlsSrtpTransport.opensHandshake([22, 0xFE, 0xFD, 0, 1] + Array(header[5...]) + [20]), "epoch 1")
+        #expect(!DtlsSrtpTransport.opensHandshake(header), "a header alone")
+    }
 }

@@ -402,10 +402,13 @@ func eventPrinter(json: Bool, out: JSONEvents) -> @Sendable (CallEvent) -> Void 
             if json { out.emit(["event": "milestone", "name": name, "peer": peer ?? NSNull()], at: at) }
         case let .stats(peer, report, videoPath, audioPath):
             let v = report.inbound("video"), a = report.inbound("audio"), ov = report.outbound("video")
+            // Only the recordings of a kind the peer sent (a data-only call writes none).
+            let files = [v.map { _ in videoPath }, a.map { _ in audioPath }].compactMap { $0 }
             say("\(peer): received \(v?.framesWritten ?? 0) video frames (\(v?.framesDecoded ?? 0) decoded, "
                 + "\(v?.frameWidth ?? 0)x\(v?.frameHeight ?? 0), packetsLost \(v?.packetsLost ?? 0), nackCount \(v?.nackCount ?? 0)), "
                 + "\(a?.framesWritten ?? 0) audio packets; sent \(ov?.framesSent ?? 0) frames; "
-                + "first frame \(report.timings.firstRemoteFrameMs.map { String(format: "%.0f ms", $0) } ?? "-") → \(videoPath), \(audioPath)")
+                + "first frame \(report.timings.firstRemoteFrameMs.map { String(format: "%.0f ms", $0) } ?? "-")"
+                + (files.isEmpty ? "; no audio or video received, nothing recorded" : " → " + files.joined(separator: ", ")))
             if let t = report.transports.first, t.drops.contains(where: { $0.count > 0 }) {
                 say("\(peer): dropped on arrival: " + t.drops.filter { $0.count > 0 }.map { "\($0.field) \($0.count)" }.joined(separator: ", "),
                     level: .warn)

@@ -88,6 +88,10 @@ import TestSupport
             let (a, o) = try await (answerer, offerer)
             CallChecks.exitedZero([a, o])
             for run in [a, o] { print("data-only \(run.name): errors \(run.events("dataError")) channels \(run.events("datachannel").map { "\($0["label"] ?? "-") \($0["state"] ?? "-")" })") }
+            // The summary line names no recording: no audio or video came, none was written.
+            for run in [a, o] {
+                #expect(run.stderr.contains("no audio or video received, nothing recorded") && !run.stderr.contains(".ivf"), "\(run.log)")
+            }
             for (run, other) in [(a, o), (o, a)] {
                 let chat = try #require(Self.summary(run, "chat"), "\(run.log)")
                 let numbered = chat["numbered"] as? [String: Any]

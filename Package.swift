@@ -58,7 +58,7 @@ let package = Package(
         // The media hub: shared sources, encoders and packetized frames for many connections.
         .target(name: "Hub", dependencies: ["EventLoop", "RTP", "Media"]),
         .target(name: "PeerAgent",
-                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP"]),
+                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP", "Hub"]),
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
         .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes"]),
@@ -81,7 +81,7 @@ let package = Package(
         .testTarget(name: "SCTPTests", dependencies: ["SCTP", "EventLoop"]),
         .testTarget(name: "MediaTests", dependencies: ["Bytes", "Media", "TestSupport"]),
         .testTarget(name: "HubTests", dependencies: ["Hub", "Bytes", "RTP", "Media", "EventLoop", "DTLS", "TestSupport"]),
-        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "EventLoop", "TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "EventLoop", "Hub", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -58,3 +58,19 @@ func writePatternIVF(frames: Int, keyframeInterval: Int) throws -> String {
     try writer.close()
     return path
 }
+
+/// Pumps `frames` frames of `spec` in steps of at most 16, letting `loops` deliver them
+/// after each step (a loop more than 32 frames behind has frames dropped, as it should;
+/// the tests that are not about that keep their loops within it on a loaded machine).
+/// Returns how many were pumped.
+func pump(_ hub: MediaHub, _ spec: HubSourceSpec, frames: Int, loops: [EventLoop]) async throws -> Int {
+    var done = 0
+    while done < frames {
+        let step = min(16, frames - done)
+        let pumped = try await TestServices.offload { try hub.pump(spec, frames: step) }
+        loops.forEach { $0.drain() }
+        done += pumped
+        if pumped < step { break }
+    }
+    return done
+}

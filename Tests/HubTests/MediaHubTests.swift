@@ -20,8 +20,7 @@ import TestSupport
         let spec = patternSpec()
         let collected = (0..<count).map { _ in Collected() }
         let subscriptions = try collected.enumerated().map { i, c in try hub.subscribe(spec, loop: loops[i % 2], deliver: c.add) }
-        #expect(try await TestServices.offload { try hub.pump(spec, frames: 30) } == 30)
-        loops.forEach { $0.drain() }
+        #expect(try await pump(hub, spec, frames: 30, loops: loops) == 30)
         #expect(hub.made.sources == 1 && hub.made.encoders == 1)
         let stats = try #require(hub.stats(of: spec))
         print("hub: \(count) subscribers: \(stats.framesEncoded) encodes, \(stats.framesProduced) frames, \(stats.hops) hops, "
@@ -51,14 +50,13 @@ import TestSupport
         let a = Collected(), b = Collected()
         let subA = try hub.subscribe(spec, loop: loops[0], deliver: a.add)
         let subB = try hub.subscribe(spec, loop: loops[1], deliver: b.add)
-        #expect(try await TestServices.offload { try hub.pump(spec, frames: 45) } == 45)
-        loops.forEach { $0.drain() }
+        #expect(try await pump(hub, spec, frames: 45, loops: loops) == 45)
         let stats = try #require(hub.stats(of: spec))
         #expect(stats.framesRead == 45 && stats.framesEncoded == 0 && stats.framesProduced == 45)
         #expect(hub.made.sources == 1 && hub.made.encoders == 0)
         #expect(a.count == 45 && zip(a.all, b.all).allSatisfy { $0 === $1 })
         // The file loops: frames read go on past its end, still once.
-        #expect(try await TestServices.offload { try hub.pump(spec, frames: 30) } == 30)
+        #expect(try await pump(hub, spec, frames: 30, loops: loops) == 30)
         #expect(hub.stats(of: spec)?.framesRead == 75)
         subA.cancel()
         subB.cancel()
@@ -145,12 +143,11 @@ import TestSupport
         let spec = HubSourceSpec.ivf(path: path)
         let early = Collected(), late = Collected()
         let a = try hub.subscribe(spec, loop: loop, deliver: early.add)
-        _ = try await TestServices.offload { try hub.pump(spec, frames: 40) }
+        _ = try await pump(hub, spec, frames: 40, loops: [loop])
         let b = try hub.subscribe(spec, loop: loop, deliver: late.add)
         b.requestKeyframe()
         b.requestKeyframe()
-        _ = try await TestServices.offload { try hub.pump(spec, frames: 50) }
-        loop.drain()
+        _ = try await pump(hub, spec, frames: 50, loops: [loop])
         let next = try #require(keyframes.first { $0 >= 40 })
         print("hub: IVF key frames at \(keyframes); late subscriber at frame 40 started at \(late.all.first?.sequence ?? 0)")
         #expect(late.all.first?.sequence == UInt64(next))

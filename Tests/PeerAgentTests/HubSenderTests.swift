@@ -1,4 +1,4 @@
-// HubSenderTests: senders in hub mode — two connections send one shared pattern source from one MediaHub; both receiving connections decode it, and one receiver's PLI brings a key frame to both.
+// HubSenderTests: senders in hub mode — two connections send one shared pattern source from one MediaHub and both receivers decode it; one receiver's PLI brings a key frame to both; NACKs answered from the sender's own history.
 import EventLoop
 import Foundation
 import Hub
@@ -52,6 +52,37 @@ import TestSupport
         #expect(waited < .milliseconds(500))
         #expect((hub.stats(of: spec)?.keyframeRequests.forced ?? 0) == forcedBefore + 1)
         #expect((pairs[0].a.getStats().outbound("video")?.pliCount ?? 0) >= 1)
+    }
+
+    /// Every 10th RTP packet dropped at the receiver: the sender in hub mode answers the
+    /// NACKs from its own history of shared payloads, and the receiver still gets and
+    /// decodes the frames.
+    @Test func nacksAreAnsweredFromTheSendersHistory() async throws {
+        let hub = MediaHub()
+        let spec = HubSourceSpec.pattern(width: 320, height: 240, frameRate: 30, encoding: HubVideoEncoding(bitrateKbps: 600))
+        final class Counter: @unchecked Sendable { let lock = NSLock(); var rtp = 0 }
+        let counter = Counter()
+        let pair = try ConnectedPair(configure: { $0.mediaHub = hub }, configureB: { config in
+            config.inboundDropFilter = { datagram in
+                // SRTP (RFC 7983: first byte 128–191) with an RTP payload type (not RTCP 200–206).
+                guard let first = datagram.first, (128...191).contains(first), datagram.count > 1,
+                      !(200...206).contains(datagram[1]) else { return false }
+                return counter.lock.withLock { counter.rtp += 1; return counter.rtp % 10 == 0 }
+            }
+        }, tracksA: { pc in try pc.addTransceiver(.video, direction: .sendonly, shared: spec) },
+           tracksB: { pc in pc.addTransceiver(.video, direction: .recvonly, receive: ReceiveOptions(decode: true)) })
+        defer { pair.close() }
+        try pair.negotiate()
+        #expect(await pair.connected())
+        let vb = try #require(pair.video?.b)
+        #expect(await eventually(within: 10) { (vb.receiver.snapshot().framesDecoded ?? 0) >= 90 })
+        let out = try #require(pair.a.getStats().outbound("video"))
+        let inbound = try #require(pair.b.getStats().inbound("video"))
+        print("hub sender under 10 % loss: nackCount \(out.nackCount), retransmitted \(out.retransmittedPacketsSent) of "
+            + "\(out.packetsSent) packets; received frames decoded \(inbound.framesDecoded ?? 0), dropped \(inbound.framesDropped ?? 0)")
+        #expect(out.nackCount > 0 && out.retransmittedPacketsSent > 0)
+        #expect(inbound.nackCount > 0)
+        #expect((inbound.framesDropped ?? 0) <= (inbound.framesDecoded ?? 0) / 20, "NACK recovers nearly every frame")
     }
 
     /// Without a hub in the configuration, or with a spec of the other kind, the shared

@@ -61,7 +61,7 @@ let package = Package(
                 dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP", "Hub"]),
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
-        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes"]),
+        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes", "Hub"]),
         .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent", "Bytes", "Media", "EventLoop", "ICE"]),
         .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop", "SCTP", "Hub"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),

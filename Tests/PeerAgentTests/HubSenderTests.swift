@@ -6,6 +6,7 @@ import Media
 import Testing
 import TestSupport
 @testable import PeerAgent
+import PeerCall
 
 @Suite struct HubSenderTests {
     /// Two pairs in this process: each offerer sends `pattern:320x240@30` at 300 kbit/s from
@@ -100,5 +101,26 @@ import TestSupport
         let wrongKind = #expect(throws: PeerConnectionError.self) { try withHub.addTransceiver(.audio, shared: spec) }
         #expect(wrongKind.map { "\($0)".contains("audio") } == true)
         #expect(withHub.allTransceivers.isEmpty)
+    }
+}
+
+/// The command line's media specs as the hub's sources, with the sender's settings.
+@Suite struct HubSourceMappingTests {
+    @Test func videoAndAudioSpecsMapToHubSources() throws {
+        var encoding = SendEncoding()
+        encoding.videoBitrateKbps = 1_500
+        encoding.audioBitrate = 24_000
+        let pattern = try VideoSpec(parsing: "pattern:640x480@30").hubSource(encoding: encoding)
+        #expect(pattern == .pattern(width: 640, height: 480, frameRate: 30,
+                                    encoding: HubVideoEncoding(bitrateKbps: 1_500, cpuUsed: -6, keyframeInterval: 3_000)))
+        #expect(pattern?.description == "pattern:640x480@30 1500 kbit/s")
+        #expect(try VideoSpec(parsing: "ivf:/tmp/a.ivf").hubSource(encoding: encoding) == .ivf(path: "/tmp/a.ivf"))
+        #expect(try VideoSpec(parsing: "none").hubSource(encoding: encoding) == nil)
+        #expect(try AudioSpec(parsing: "tone:550").hubSource(encoding: encoding)
+            == .tone(frequency: 550, encoding: HubAudioEncoding(bitrate: 24_000, frameDurationMs: 20, inbandFEC: true)))
+        #expect(try AudioSpec(parsing: "ogg:/tmp/a.opus").hubSource(encoding: encoding) == .ogg(path: "/tmp/a.opus"))
+        // Another bitrate is another source (its own encoder).
+        encoding.videoBitrateKbps = 1_000
+        #expect(try VideoSpec(parsing: "pattern:640x480@30").hubSource(encoding: encoding) != pattern)
     }
 }

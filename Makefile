@@ -63,6 +63,7 @@ bench: bootstrap
 	scripts/services run --only router -- .build/release/peer-bench wamp 2000
 	.build/release/peer-bench srtp 100000
 	.build/release/peer-bench media 300
+	.build/release/peer-bench hub 50 10
 	.build/release/peer-bench loopback 10
 	.build/release/peer-bench loop 10
 	scripts/services run --only router -- .build/release/peer-bench renegotiation 20

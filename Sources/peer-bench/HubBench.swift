@@ -65,6 +65,11 @@ enum HubBench {
         line("packet alone: header + copy + SRTP + history", String(format: "%.2f µs CPU per packet (no pacing, %d packets)",
                                                                    packet.all * 1e6, 100_000))
         line("  of which SRTP protect (libsrtp, in place)", String(format: "%.2f µs", packet.protect * 1e6))
+        for (name, run) in [("one encode", encode), ("passthrough", passthrough), ("shared", shared)]
+        where run.framesPerSecond < 0.95 * Double(fps) {
+            print("hub: the \(name) run produced " + String(format: "%.1f", run.framesPerSecond)
+                + " frames/s, behind real time (\(fps)): the machine is loaded, its figures are low")
+        }
         let ratio = shared.cpu / (encode.cpu + passthrough.cpu)
         print(String(format: "hub: %d subscribers / (one encode + %d × passthrough per call) = %.3f / (%.4f + %.4f) = %.2f (target ≤ 1.3)",
                      n, n, shared.cpu, encode.cpu, passthrough.cpu, ratio))
@@ -77,6 +82,8 @@ enum HubBench {
         var encoders = 0
         var packetsPerSubscriberSecond = 0.0
         var threads = 0
+        /// Frames the source produced per second of the run.
+        var framesPerSecond = 0.0
     }
 
     /// Subscribes `subscribers` to `spec` (alternating loops), waits 1.5 s, then measures the
@@ -95,6 +102,7 @@ enum HubBench {
         }
         try await Task.sleep(for: .milliseconds(1_500))  // every subscriber past its first key frame
         let packetsBefore = streams.map(\.packets).reduce(0, +)
+        let framesBefore = hub.stats(of: spec)?.framesProduced ?? 0
         let start = MediaBench.cpuSeconds(RUSAGE_SELF)
         let wall = DispatchTime.now().uptimeNanoseconds
         try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
@@ -106,7 +114,8 @@ enum HubBench {
         let threads = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count) ?? 0
         subscriptions.forEach { $0.cancel() }
         return Run(cpu: cpu / elapsed, stats: stats, encoders: hub.made.encoders,
-                   packetsPerSubscriberSecond: Double(packets) / elapsed / Double(max(1, subscribers)), threads: threads)
+                   packetsPerSubscriberSecond: Double(packets) / elapsed / Double(max(1, subscribers)), threads: threads,
+                   framesPerSecond: Double(stats.framesProduced - framesBefore) / elapsed)
     }
 
     /// CPU seconds per packet of a subscriber's path alone, on shared 1,200-byte packets,

@@ -71,6 +71,7 @@ extension MediaHubTests {
         let video = patternSpec()
         let audio = HubSourceSpec.tone(frequency: 440, encoding: HubAudioEncoding())
         let collected = (0..<12).map { _ in Collected() }
+        let start = ContinuousClock.now
         let subs = try collected.enumerated().map { i, c in try hub.subscribe(i % 3 == 2 ? audio : video, loop: loops[i % 2], deliver: c.add) }
         try await Task.sleep(for: .milliseconds(1_000))
         let names = threadNames()
@@ -78,9 +79,13 @@ extension MediaHubTests {
         #expect(names.filter { $0 == "peer.hub.audio" }.count == 1)
         let videoFrames = collected.enumerated().filter { $0.offset % 3 != 2 }.map(\.element.count)
         let audioFrames = collected.enumerated().filter { $0.offset % 3 == 2 }.map(\.element.count)
-        print("hub: real time, 1 s: video frames per subscriber \(videoFrames), audio packets \(audioFrames); threads \(names.filter { $0.hasPrefix("peer.hub") })")
-        #expect(videoFrames.allSatisfy { (5...45).contains($0) }, "paced: about 30 a second, 16 for a late joiner")
-        #expect(audioFrames.allSatisfy { (10...75).contains($0) }, "paced: about 50 a second")
+        print("hub: real time, about 1 s: video frames per subscriber \(videoFrames), audio packets \(audioFrames); threads \(names.filter { $0.hasPrefix("peer.hub") })")
+        let elapsed = ContinuousClock.now - start
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+        // Paced: at most 30 frames and 50 Opus packets a second (a late joiner waits up to
+        // 500 ms for its key frame); a loaded machine may make the sleep longer, not the rate.
+        #expect(videoFrames.allSatisfy { $0 >= 5 && Double($0) <= 30 * seconds + 2 }, "\(seconds) s")
+        #expect(audioFrames.allSatisfy { $0 >= 10 && Double($0) <= 50 * seconds + 2 }, "\(seconds) s")
         #expect(hub.stats(of: video)?.framesEncoded == hub.stats(of: video)?.framesProduced)
         subs.forEach { $0.cancel() }
         #expect(hub.activeSources == 0)

@@ -30,7 +30,7 @@ build: bootstrap
 # time outages made with iptables rules on their agents' ports (to the second),
 # CheckTriggerTests to tens of milliseconds; DTLSTests.DTLSRetransmissionTests times
 # the handshake's resends (50 ms, 100 ms …) to tens of milliseconds.
-E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|CallRepeatTests|CallFloodTests|SetupUnderLossTests|PeerConnectionRTCPTests|PeerConnectionRoutingTests|PeerConnectionTransportTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallDirectionTests|CallRobustnessTests|PeerConnectionRenegotiationTests|PeerConnectionNewCertificateTests|PeerConnectionNegotiationTests|CallRejoinTests|DropCountTests|CallRenegotiationTests|AiortcRenegotiationTests|CallPathFailureTests|ChromiumRenegotiationTests|CallDataChannelTests|CallLoggingTests|CallRecordingFormatTests|PeerConnectionDataChannelTests|AiortcDataChannelTests|AiortcControlChannelTests|ChromiumDataChannelTests|DataChannelUnderLossTests|MarkerQualityTests|ChromiumQualityTests)|ICETests\.(IceAgentTests|CheckRetransmissionTests|SelectedPairCheckTests|FailedCheckRestartTests|CheckTriggerTests)|DTLSTests\.DTLSRetransmissionTests|MediaTests\.MediaPacerTests)
+E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|CallRepeatTests|CallFloodTests|SetupUnderLossTests|PeerConnectionRTCPTests|PeerConnectionRoutingTests|PeerConnectionTransportTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallDirectionTests|CallRobustnessTests|PeerConnectionRenegotiationTests|PeerConnectionNewCertificateTests|PeerConnectionNegotiationTests|CallRejoinTests|DropCountTests|CallRenegotiationTests|AiortcRenegotiationTests|CallPathFailureTests|ChromiumRenegotiationTests|CallDataChannelTests|CallLoggingTests|CallRecordingFormatTests|PeerConnectionDataChannelTests|AiortcDataChannelTests|AiortcControlChannelTests|ChromiumDataChannelTests|DataChannelUnderLossTests|MarkerQualityTests|ChromiumQualityTests|HubSenderTests)|ICETests\.(IceAgentTests|CheckRetransmissionTests|SelectedPairCheckTests|FailedCheckRestartTests|CheckTriggerTests)|DTLSTests\.DTLSRetransmissionTests|MediaTests\.MediaPacerTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'
@@ -63,6 +63,7 @@ bench: bootstrap
 	scripts/services run --only router -- .build/release/peer-bench wamp 2000
 	.build/release/peer-bench srtp 100000
 	.build/release/peer-bench media 300
+	.build/release/peer-bench hub 50 10
 	.build/release/peer-bench loopback 10
 	.build/release/peer-bench loop 10
 	scripts/services run --only router -- .build/release/peer-bench renegotiation 20

@@ -27,6 +27,7 @@ let package = Package(
         .library(name: "DTLS", targets: ["DTLS"]),
         .library(name: "Media", targets: ["Media"]),
         .library(name: "SCTP", targets: ["SCTP"]),
+        .library(name: "Hub", targets: ["Hub"]),
     ],
     targets: [
         // C libraries (Debian packages named as providers).
@@ -54,13 +55,15 @@ let package = Package(
         .target(name: "DTLS", dependencies: ["EventLoop", "COpenSSL", "CSRTP"]),
         .target(name: "Media", dependencies: ["EventLoop", "Bytes", "CVPX", "COpus", "COgg", "CAVFormat"]),
         .target(name: "SCTP", dependencies: ["EventLoop", "Bytes", "CUsrsctp"]),
+        // The media hub: shared sources, encoders and packetized frames for many connections.
+        .target(name: "Hub", dependencies: ["EventLoop", "RTP", "Media"]),
         .target(name: "PeerAgent",
-                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP"]),
+                dependencies: ["EventLoop", "Bytes", "SDP", "RTP", "ICE", "WampClient", "DTLS", "Media", "SCTP", "Hub"]),
         // The application layer over the W3C objects: calls and their signaling profiles,
         // loopback, SDP inspection, options (as aiortc keeps contrib/ apart).
-        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes"]),
+        .target(name: "PeerCall", dependencies: ["PeerAgent", "WampClient", "SDP", "Media", "ICE", "DTLS", "EventLoop", "Bytes", "Hub"]),
         .executableTarget(name: "peer", dependencies: ["PeerCall", "PeerAgent", "Bytes", "Media", "EventLoop", "ICE"]),
-        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop", "SCTP"]),
+        .executableTarget(name: "peer-bench", dependencies: ["WampClient", "DTLS", "RTP", "CSRTP", "Media", "PeerAgent", "PeerCall", "EventLoop", "SCTP", "Hub"]),
         .executableTarget(name: "ice-probe", dependencies: ["ICE"]),
         .executableTarget(name: "media-probe", dependencies: ["Media"]),
 
@@ -77,7 +80,8 @@ let package = Package(
         .testTarget(name: "DTLSTests", dependencies: ["DTLS", "TestSupport"]),
         .testTarget(name: "SCTPTests", dependencies: ["SCTP", "EventLoop"]),
         .testTarget(name: "MediaTests", dependencies: ["Bytes", "Media", "TestSupport"]),
-        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "EventLoop", "TestSupport"], exclude: ["Support"]),
+        .testTarget(name: "HubTests", dependencies: ["Hub", "Bytes", "RTP", "Media", "EventLoop", "DTLS", "TestSupport"]),
+        .testTarget(name: "PeerAgentTests", dependencies: ["PeerAgent", "PeerCall", "EventLoop", "Hub", "TestSupport"], exclude: ["Support"]),
     ],
     swiftLanguageModes: [.v6]
 )

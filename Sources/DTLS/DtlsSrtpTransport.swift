@@ -323,6 +323,20 @@ public final class DtlsSrtpTransport: Sendable {
         return sendFromAnyThread(srtp)
     }
 
+    /// Protects the RTP packet in `packet` in place (``SRTPSession/protect(rtpInPlace:)``:
+    /// no copy when it has room for the trailer) and sends it, as ``sendRTP(_:)``; false as
+    /// there. For senders that build each packet in one reused buffer (the media hub's
+    /// `SharedFrameStream`): on the loop thread the datagram goes out before this returns.
+    @discardableResult
+    public func sendRTP(inPlace packet: inout [UInt8]) -> Bool {
+        guard let session = sessions.withLock({ $0?.outbound }) else { return false }
+        guard (try? session.protect(rtpInPlace: &packet)) != nil else {
+            counters.withLock { $0.srtpFailures += 1 }
+            return false
+        }
+        return sendFromAnyThread(packet)
+    }
+
     /// Protects one RTCP compound packet and sends it; false as for ``sendRTP(_:)``.
     @discardableResult
     public func sendRTCP(_ rtcp: [UInt8]) -> Bool {

@@ -349,6 +349,47 @@ public final class SRTPSession: Sendable {
                 isProtect: true) { srtp_protect($0, $1, $2) }
     }
 
+    /// Encrypts and authenticates the RTP packet in `packet` in place (RFC 3711 §3.3;
+    /// RFC 7714 §8): on return it holds the SRTP packet. No copy is made when `packet` has
+    /// ``SRTPProfile/maxTrailerLength`` bytes of spare capacity (what
+    /// `RTPStreamHeader.write(_:packet:into:reserving:)` reserves): the trailer is appended
+    /// into it and libsrtp works on the array's own storage.
+    /// - Throws: as ``protect(rtp:)``; `packet` is then left as given. Counted in ``counters``.
+    public func protect(rtpInPlace packet: inout [UInt8]) throws(SRTPError) {
+        try state.withLock { (state: inout State) throws(SRTPError) in
+            if let problem = Self.rtpHeaderProblem(packet) {
+                state.counters.otherFailures += 1
+                throw .malformedPacket(operation: "srtp_protect", length: packet.count, reason: problem)
+            }
+            let trailer = SRTPProfile.maxTrailerLength
+            guard packet.count <= Int(Int32.max) - trailer else {
+                state.counters.otherFailures += 1
+                throw .malformedPacket(operation: "srtp_protect", length: packet.count, reason: "longer than Int32.max")
+            }
+            let count = packet.count
+            packet.append(contentsOf: repeatElement(0, count: trailer))
+            var length = Int32(count)
+            let session = state.session
+            let status = packet.withUnsafeMutableBytes { raw -> srtp_err_status_t in
+                guard let base = raw.baseAddress else { return srtp_err_status_bad_param }
+                return srtp_protect(session, base, &length)
+            }
+            guard status.rawValue == 0 else {
+                packet.removeLast(trailer)
+                let code = SRTPStatus(code: Int(status.rawValue))
+                if code == .replayFail { state.counters.replayFailures += 1 } else { state.counters.otherFailures += 1 }
+                throw .libsrtp(operation: "srtp_protect", status: code)
+            }
+            guard length >= 0, Int(length) <= packet.count else {
+                packet.removeLast(trailer)
+                state.counters.otherFailures += 1
+                throw .malformedPacket(operation: "srtp_protect", length: count, reason: "libsrtp returned length \(length)")
+            }
+            state.counters.protected += 1
+            packet.removeLast(packet.count - Int(length))
+        }
+    }
+
     /// Verifies and decrypts an SRTP packet (RFC 3711 §3.3; RFC 7714 §8), checking
     /// the replay window and tracking the rollover counter.
     /// - Parameter srtp: a whole SRTP packet as received.

@@ -2,6 +2,7 @@
 import DTLS
 import Dispatch
 import EventLoop
+import Hub
 import Foundation
 import Synchronization
 import ICE
@@ -147,14 +148,38 @@ public final class PeerConnection: Sendable {
         return t
     }
 
+    /// Adds a transceiver (as ``addTransceiver(_:direction:video:audio:encoding:receive:)``)
+    /// whose sender sends `spec` from the configuration's ``PeerConnectionConfiguration/mediaHub``:
+    /// the hub's one source and encoder for every connection sending `spec`; this sender
+    /// adds its RTP header and SRTP on the connection's loop, with no thread or encoder of
+    /// its own (see ``HubSenderFeed``). `encoding` gives the stats' target bitrate; the
+    /// hub's encoding is the spec's.
+    /// - Throws: ``PeerConnectionError/setup(_:)`` when no hub is configured, or `spec`'s
+    ///   kind is not `kind`.
+    @discardableResult
+    public func addTransceiver(_ kind: MediaKind, direction: Direction = .sendrecv, shared spec: HubSourceSpec,
+                               encoding: SendEncoding = SendEncoding(), receive: ReceiveOptions = ReceiveOptions()) throws -> RtpTransceiver {
+        guard let hub = configuration.mediaHub else {
+            throw PeerConnectionError.setup("a shared source (\(spec)) needs PeerConnectionConfiguration.mediaHub")
+        }
+        guard (kind == .video) == spec.isVideo, kind == .video || kind == .audio else {
+            throw PeerConnectionError.setup("shared source \(spec) cannot be sent on a \(kind) transceiver")
+        }
+        let t = makeTransceiver(kind, direction: direction, encoding: encoding, receive: receive, shared: (hub, spec))
+        updateNegotiationNeeded()
+        return t
+    }
+
     /// ``addTransceiver(_:direction:video:audio:encoding:receive:)`` without the
     /// negotiation-needed update: for a track the peer's offer adds, which that offer's
-    /// answer negotiates.
+    /// answer negotiates. `shared` makes the sender take its frames from the hub.
     func makeTransceiver(_ kind: MediaKind, direction: Direction, video: VideoSource? = nil, audio: AudioSource? = nil,
-                         encoding: SendEncoding = SendEncoding(), receive: ReceiveOptions) -> RtpTransceiver {
+                         encoding: SendEncoding = SendEncoding(), receive: ReceiveOptions,
+                         shared: (hub: MediaHub, spec: HubSourceSpec)? = nil) -> RtpTransceiver {
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
-                               video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
+                               video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil,
+                               shared: shared.map { ($0.hub, $0.spec, loop) })
         let box = WeakBox(self)
         let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onEvent: { box.value?.emit([$0]) },
                                    onFirstWritten: { at in box.value?.emit([.firstRemoteFrameWritten(at: at)]) })

@@ -1,5 +1,6 @@
 // W3C RTCConfiguration for a PeerConnection, and the errors its methods throw.
 import DTLS
+import Hub
 import ICE
 
 /// W3C `RTCBundlePolicy`; `peer` always bundles everything on one transport.
@@ -49,6 +50,11 @@ public struct PeerConnectionConfiguration: Sendable {
     public var rtcpMinimumIntervalMs: Double = 1_000
     /// How end-to-end latency (`peer-e2e`) relates the sender's clock to ours.
     public var endToEndClock: EndToEndClockChoice = .automatic
+    /// The process's media hub, for senders that send a shared source
+    /// (``PeerConnection/addTransceiver(_:direction:shared:encoding:receive:)``): one source,
+    /// encoder and packetization for every connection that sends it. Nil (the default):
+    /// every sender pulls and encodes its own source on its own thread.
+    public var mediaHub: MediaHub?
     /// Test hook: drop an incoming datagram when this returns true (loss injection).
     public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
     /// Test hook: runs on the thread renewing the transports for a new DTLS association,

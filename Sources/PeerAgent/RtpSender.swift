@@ -3,6 +3,7 @@ import DTLS
 import Dispatch
 import EventLoop
 import Foundation
+import Hub
 import Media
 import RTP
 import SDP
@@ -69,12 +70,20 @@ final class RtpSender: Sendable {
     /// The audio source is a ``ToneSource`` (its frequency can change); the video source is
     /// encoded here (not an IVF file passed through).
     private let isTone: Bool, encodesVideo: Bool
+    /// Hub mode: the frames come from a ``MediaHub`` (``HubSenderFeed``), not a source and
+    /// encoder of this sender's; the entry points below hand over to it.
+    let hubFeed: HubSenderFeed?
 
     /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
-    /// negotiated to send but nothing to send, e.g. `--video none`).
+    /// negotiated to send but nothing to send, e.g. `--video none`), or `shared` the media
+    /// hub's source to send from, on `loop` (hub mode).
     init(kind: MediaKind, ssrc: UInt32, cname: String, encoding: SendEncoding,
-         video: VideoSource?, audio: AudioSource?) {
+         video: VideoSource?, audio: AudioSource?, shared: (hub: MediaHub, spec: HubSourceSpec, loop: EventLoop)? = nil) {
         self.kind = kind
+        hubFeed = shared.map {
+            HubSenderFeed(hub: $0.hub, spec: $0.spec, loop: $0.loop, kind: kind, ssrc: ssrc,
+                          targetBitrate: Double(kind == .video ? encoding.videoBitrateKbps * 1000 : encoding.audioBitrate))
+        }
         self.ssrc = ssrc
         self.cname = cname
         self.encoding = encoding
@@ -103,6 +112,7 @@ final class RtpSender: Sendable {
     /// thread: returns at once (the connection calls it under its lock), and takes effect
     /// before anything queued after it (``start(transport:failed:)``, ``snapshot()``).
     func configure(payloadType: Int, mid: String, midExtensionID: Int?) {
+        if let hubFeed { return hubFeed.configure(payloadType: payloadType, mid: mid, midExtensionID: midExtensionID) }
         thread.async { [self] in
             let s = state.value
             s.payloadType = UInt8(clamping: payloadType)
@@ -135,6 +145,7 @@ final class RtpSender: Sendable {
     /// true starts it (the first time) or resumes it with a key frame. On the sender's
     /// thread; returns at once. `failed` as for ``start(transport:failed:)``.
     func setSending(_ sending: Bool, transport: DtlsSrtpTransport, failed: @escaping @Sendable (Error) -> Void) {
+        if let hubFeed { return hubFeed.setSending(sending, transport: transport, failed: failed) }
         thread.async { [self] in
             let s = state.value
             guard sending else { s.paused = true; return }
@@ -213,6 +224,7 @@ final class RtpSender: Sendable {
 
     /// Stops the source and ends the thread; nothing is sent after this returns.
     func stop() {
+        hubFeed?.stop()
         thread.sync {
             let s = state.value
             s.videoPacer?.stop()
@@ -265,12 +277,14 @@ final class RtpSender: Sendable {
 
     /// PLI (RFC 4585 §6.3.1): the next frame is a key frame.
     func pictureLossIndication() {
+        if let hubFeed { return hubFeed.pictureLossIndication() }
         merge { $0.plis += 1; $0.keyframe = true }
     }
 
     /// FIR (RFC 5104 §4.3.1): a key frame, unless this is a repeat of the last request
     /// (same command sequence number).
     func fullIntraRequest(sequenceNumber: UInt8) {
+        if let hubFeed { return hubFeed.fullIntraRequest(sequenceNumber: sequenceNumber) }
         merge {
             $0.firs += 1
             guard $0.lastFIRSequence != sequenceNumber else { return }
@@ -289,6 +303,7 @@ final class RtpSender: Sendable {
     /// Generic NACK (RFC 4585 §6.2.1): sends again the packets still in the history
     /// (at most ``maximumRetransmissionsPerNack`` per message, each once however often asked).
     func nack(_ sequenceNumbers: [UInt16]) {
+        if let hubFeed { return hubFeed.nack(sequenceNumbers, maximumPerNack: Self.maximumRetransmissionsPerNack) }
         merge {
             $0.nacks += 1
             for seq in sequenceNumbers.prefix(Self.maximumRetransmissionsPerNack)
@@ -356,6 +371,7 @@ final class RtpSender: Sendable {
     /// The RTP timestamp is the last frame's advanced by the time since it was sent.
     /// Never waits for the media thread (see ``reportBasis``).
     func senderReport(ntp: UInt64) -> SenderReport? {
+        if let hubFeed { return hubFeed.senderReport(ntp: ntp) }
         let basis = reportBasis.withLock { $0 }
         guard basis.packets > 0 else { return nil }
         let clock: UInt64 = kind == .video ? 90_000 : 48_000
@@ -375,7 +391,8 @@ final class RtpSender: Sendable {
 
     /// A snapshot of the `outbound-rtp` statistics.
     func snapshot() -> OutboundRTPStats {
-        thread.sync {
+        if let hubFeed { return hubFeed.snapshot() }
+        return thread.sync {
             let s = state.value
             var stats = s.stats
             stats.timestamp = unixTimeMs()

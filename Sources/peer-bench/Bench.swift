@@ -21,6 +21,9 @@ import WampClient
 ///                                   between two connections in this process
 ///   peer-bench data [MESSAGES]      data channel MB/s (MESSAGES × 16 KiB, one way) and the
 ///                                   100-byte echo round trip, next to aiortc's
+///   peer-bench hub [N] [SECONDS]    one shared pattern source (640x480@30, 1 Mbit/s) to N
+///                                   subscribers on two loops: CPU per subscriber beside the one
+///                                   encode and N passthrough calls, with the ratio
 ///   peer-bench compare [CALLS] [S]  peer pairs and aiortc pairs alternating: set-up, CPU per
 ///                                   media second and peak RSS per process, the codec floor
 @main
@@ -53,11 +56,15 @@ struct Bench {
             let count = whole(given, "CALLS", default: 5, in: 1...100)
             let s = whole(arguments.dropFirst(2).first, "SECONDS", default: 20, in: 2...600)
             await orFail { try CompareBench.run(calls: count, seconds: s) }
+        case "hub":
+            let count = whole(given, "N", default: 50, in: 1...2_000)
+            let s = seconds(arguments.dropFirst(2).first)
+            await orFail { try await HubBench.run(subscribers: count, seconds: s) }
         case "renegotiation":
             let count = whole(given, "N", default: 20, in: 1...1_000)
             await orFail { try await RenegotiationBench.run(count: count) }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | compare [CALLS] [SECONDS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | hub [N] [SECONDS] | compare [CALLS] [SECONDS]\n".utf8))
             exit(2)
         }
     }

@@ -49,6 +49,9 @@ public struct PeerConnectionConfiguration: Sendable {
     public var rtcpMinimumIntervalMs: Double = 1_000
     /// How end-to-end latency (`peer-e2e`) relates the sender's clock to ours.
     public var endToEndClock: EndToEndClockChoice = .automatic
+    /// The connection's name in the log's lines (`peer load`: `load.17`), written before
+    /// their component (`12.345 load.17 dtls: …`); nil: none.
+    public var logTag: String?
     /// Test hook: drop an incoming datagram when this returns true (loss injection).
     public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
     /// Test hook: runs on the thread renewing the transports for a new DTLS association,

@@ -158,7 +158,9 @@ final class LoadReport: Sendable {
                 "firstFrameMs": r.firstFrameMs.map(round1) ?? NSNull(), "packetsSent": t.packetsSent, "packetsReceived": t.packetsReceived,
                 "packetsLost": t.packetsLost, "lossPercent": (t.lossPercent * 1000).rounded() / 1000, "jitterMs": t.jitterMs.map(round1) ?? NSNull(),
                 "rttMs": t.rttMs.map(round1) ?? NSNull(), "fps": t.framesPerSecond.map(round1) ?? NSNull(), "framesReceived": t.framesReceived,
-                "freezes": t.freezeCount, "freezeSeconds": round1(t.freezeSeconds), "connections": r.final.count]
+                "freezes": t.freezeCount, "freezeSeconds": round1(t.freezeSeconds), "connections": r.final.count,
+                "startT": r.startedAt.map(eventTime) ?? NSNull(), "connectedT": r.connectedAt.map(eventTime) ?? NSNull(),
+                "endT": r.endedAt.map(eventTime) ?? NSNull()]
     }
 
     // MARK: Summary
@@ -257,7 +259,7 @@ final class LoadReport: Sendable {
         }
         if let since = downSince { down += o.endedAt - since }
         return ["disconnects": disconnects, "reconnects": reconnects, "downSeconds": round1(down),
-                "events": o.routerHistory.map { ["t": ((($0.at - processStart) * 10_000).rounded() / 10), "status": routerText($0.status)] as [String: Any] }]
+                "events": o.routerHistory.map { ["t": eventTime($0.at), "status": routerText($0.status)] as [String: Any] }]
     }
 
     private static func percentiles(_ p: Percentiles?, digits: Double = 1) -> Any {
@@ -269,4 +271,6 @@ final class LoadReport: Sendable {
 }
 
 private func round1(_ x: Double) -> Double { (x * 10).rounded() / 10 }
+/// `at` (`systemUptime`, s) as the events' `t`: ms since the process started, to 0.1 ms.
+private func eventTime(_ at: Double) -> Double { ((at - processStart) * 10_000).rounded() / 10 }
 private func formatNumber(_ x: Double) -> String { x == x.rounded() ? String(Int(x)) : String(x) }

@@ -154,7 +154,7 @@ public final class PeerConnection: Sendable {
                          encoding: SendEncoding = SendEncoding(), receive: ReceiveOptions) -> RtpTransceiver {
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
-                               video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil)
+                               video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil, logTag: configuration.logTag)
         let box = WeakBox(self)
         let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onEvent: { box.value?.emit([$0]) },
                                    onFirstWritten: { at in box.value?.emit([.firstRemoteFrameWritten(at: at)]) })

@@ -70,6 +70,7 @@ public struct PeerConnectionConfiguration: Sendable {
         c.localAddresses = localAddresses
         c.tcp = tcpCandidates
         c.checkingTimeoutMs = iceCheckingTimeoutMs
+        c.logTag = logTag
         return c
     }
 }

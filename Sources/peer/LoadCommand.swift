@@ -125,9 +125,9 @@ func loadCommand(_ arguments: [String]) async -> Never {
         loadCallEvent(LoadPlan.tag(i), event)
     }, onCallEnded: { record in
         if !record.passed {
-            say("\(record.tag): exit \(record.exitCode ?? -1) (\(ExitCode.meaning(record.exitCode ?? -1))): \(record.reason ?? "-")", level: .warn)
+            say(record.tag, "exit \(record.exitCode ?? -1) (\(ExitCode.meaning(record.exitCode ?? -1))): \(record.reason ?? "-")", level: .warn)
         } else {
-            say("\(record.tag): passed", level: .debug)
+            say(record.tag, "passed", level: .debug)
         }
         if line.json { out.emit(LoadReport.callEvent(record)) }
     })
@@ -174,30 +174,39 @@ func routerText(_ status: WampStatus) -> String {
     }
 }
 
+/// ``say(_:level:)`` about call `tag`: `peer: load.17: …`, and from `debug` on a timed log
+/// line with the tag before the component, as the call's ICE, DTLS and media lines have it
+/// (`12.345 load.17 peer: …`).
+func say(_ tag: String, _ line: String, level: LogLevel = .info) {
+    guard Log.enabled(level) else { return }
+    if Log.enabled(.debug) { return Log.write(level, "peer", tag: tag, line) }
+    say("\(tag): \(line)", level: level)
+}
+
 /// What `peer load` says of one call's events on stderr, each line tagged with the call
 /// (`load.17: …`): what goes wrong at info, states and set-up steps at debug. The router's
 /// changes are said once, by the shared session's listener, not once per call.
 func loadCallEvent(_ tag: String, _ event: CallEvent) {
     switch event {
     case let .state(s, peer, reason):
-        say("\(tag): \(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")", level: s == .failed ? .warn : .debug)
+        say(tag, "\(peer.map { "\($0): " } ?? "")\(s.rawValue)\(reason.map { " (\($0))" } ?? "")", level: s == .failed ? .warn : .debug)
     case let .signalingError(topic, reason):
-        say("\(tag): dropped a message on \(Untrusted.quoted(topic)): \(Untrusted.quoted(reason, limit: 400))")
+        say(tag, "dropped a message on \(Untrusted.quoted(topic)): \(Untrusted.quoted(reason, limit: 400))")
     case let .connectionState(peer, state, _) where state == "disconnected":
-        say("\(tag): \(peer): connection disconnected (no packets from the peer)")
+        say(tag, "\(peer): connection disconnected (no packets from the peer)")
     case let .candidateDropped(peer, candidate, reason):
-        say("\(tag): \(peer): dropped remote candidate \"\(Untrusted.quoted(candidate))\": \(Untrusted.quoted(reason))", level: .debug)
+        say(tag, "\(peer): dropped remote candidate \"\(Untrusted.quoted(candidate))\": \(Untrusted.quoted(reason))", level: .debug)
     case let .iceRestarting(peer, reason):
-        say("\(tag): \(peer): \(reason): restarting ICE")
+        say(tag, "\(peer): \(reason): restarting ICE")
     case let .iceRecovered(peer, seconds, restarted):
-        say("\(tag): \(peer): ICE connected again after \(String(format: "%.1f", seconds)) s\(restarted ? " (our ICE restart)" : "")")
+        say(tag, "\(peer): ICE connected again after \(String(format: "%.1f", seconds)) s\(restarted ? " (our ICE restart)" : "")")
     case let .busy(from, reason):
-        say("\(tag): declined \(Untrusted.quoted(from)): \(Untrusted.quoted(reason))")
+        say(tag, "declined \(Untrusted.quoted(from)): \(Untrusted.quoted(reason))")
     case let .milestone(name, peer, _):
-        say("\(tag): \(peer.map { "\($0): " } ?? "")\(name)", level: .debug)
+        say(tag, "\(peer.map { "\($0): " } ?? "")\(name)", level: .debug)
     case let .stats(peer, report, _, _):
         if let t = report.transports.first, t.drops.contains(where: { $0.count > 0 }) {
-            say("\(tag): \(peer): dropped on arrival: " + t.drops.filter { $0.count > 0 }.map { "\($0.field) \($0.count)" }.joined(separator: ", "),
+            say(tag, "\(peer): dropped on arrival: " + t.drops.filter { $0.count > 0 }.map { "\($0.field) \($0.count)" }.joined(separator: ", "),
                 level: .warn)
         }
     default:

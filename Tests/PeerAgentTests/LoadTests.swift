@@ -73,7 +73,8 @@ struct LoadHarness: Sendable {
     /// 10 calls ramped at 5 a second between an answering and an offering `peer load`
     /// process: every call passes on both sides, each call's figures are in the summary
     /// (code 0, packets both ways, ~15 frames a second), the p95 set-up (offer published
-    /// → connected, → first frame) is there, and the offerer's packets arrived.
+    /// → connected, → first frame) is there, the offerer's packets arrived, and (the
+    /// offerer at -v) its log lines name their call.
     @Test func tenCallsRampedAtFiveASecondAllPass() async throws {
         try await CallSlots.with(peers: 6) {
             let services = try await TestServices.shared()
@@ -82,11 +83,20 @@ struct LoadHarness: Sendable {
             async let answerer = l.run("answerer", ["--role", "answer"] + args)
             // The answerer's first second: its first calls are subscribed.
             #expect(await l.waitFor("answerer") { $0["event"] as? String == "loadStatus" }, "the answerer did not start")
-            async let offerer = l.run("offerer", ["--role", "offer"] + args)
+            async let offerer = l.run("offerer", ["--role", "offer", "-v"] + args)
             let runs = try await [answerer, offerer]
             let a = runs[0], o = runs[1]
             #expect(o.status == 0, "\(o.log)")
             #expect(a.status == 0, "\(a.log)")
+            // -v: every line about a call names it before its component (ICE lines that
+            // name an agent, DTLS, media, the call's own), here call 3's.
+            let lines = o.stderr.split(separator: "\n")
+            for component in ["ice", "dtls", "media", "peer"] {
+                #expect(lines.contains { $0.contains(" load.3 \(component): ") }, "no \(component) line of load.3 in \(o.stderr.suffix(2000))")
+            }
+            let untagged = lines.filter { ($0.contains(" dtls: ") || $0.contains(" media: ") || $0.contains(" ice: Agent"))
+                && !$0.contains(" load.") }
+            #expect(untagged.isEmpty, "lines without their connection: \(untagged.prefix(5))")
             for run in [o, a] {
                 let s = run.summary
                 #expect(s["calls"] as? Int == 10 && s["passed"] as? Int == 10 && s["failed"] as? Int == 0 && s["exitCode"] as? Int == 0, "\(run.log)")

@@ -23,6 +23,10 @@ import WampClient
 ///                                   100-byte echo round trip, next to aiortc's
 ///   peer-bench compare [CALLS] [S]  peer pairs and aiortc pairs alternating: set-up, CPU per
 ///                                   media second and peak RSS per process, the codec floor
+///   peer-bench load [--seconds S] [--sizes N,…] [--max N] [--ramp-calls N] [--skip compare,relay,ramp]
+///                                   the largest N two peer load processes carry (CPU per call,
+///                                   memory per connection, threads), beside single-call peer
+///                                   pairs and aiortc pairs; relayed through coturn; the ramp
 @main
 struct Bench {
     static func main() async {
@@ -53,11 +57,14 @@ struct Bench {
             let count = whole(given, "CALLS", default: 5, in: 1...100)
             let s = whole(arguments.dropFirst(2).first, "SECONDS", default: 20, in: 2...600)
             await orFail { try CompareBench.run(calls: count, seconds: s) }
+        case "load":
+            let options = LoadBench.options(Array(arguments.dropFirst()))
+            await orFail { try LoadBench.run(options) }
         case "renegotiation":
             let count = whole(given, "N", default: 20, in: 1...1_000)
             await orFail { try await RenegotiationBench.run(count: count) }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | compare [CALLS] [SECONDS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | compare [CALLS] [SECONDS] | load [--seconds S] [--sizes N,…]\n".utf8))
             exit(2)
         }
     }

@@ -207,7 +207,7 @@ enum LoadBench {
         if let h = direct[half], half < n {
             descriptors = Double(at.openFiles(at.offer) + at.openFiles(at.answer) - h.openFiles(h.offer) - h.openFiles(h.answer)) / Double(2 * (n - half))
         }
-        let threads10 = direct[10].map { "\($0.threads($0.offer)) / \($0.threads($0.answer))" } ?? "-"
+        let threads10 = direct[10].map { "\($0.threads($0.offer))" } ?? "-"
         print("load: largest N at which every call passed and ≥ 99.9 % of RTP packets arrived: N = \(n) (target ≥ 200: \(met(n >= 200)))")
         func row(_ figure: String, _ load: String, _ pairs: String, _ aio: String, _ target: String, _ mark: String) {
             print("  " + [figure.padding(toLength: 44, withPad: " ", startingAt: 0), load.padding(toLength: 22, withPad: " ", startingAt: 0),
@@ -223,7 +223,7 @@ enum LoadBench {
             single.map { String(format: "%.1f per process", $0.rssPerProcess / 1e6) } ?? "-",
             aiortc.map { String(format: "%.1f per process", $0.rssPerProcess / 1e6) } ?? "-", "≤ 1 MB",
             perConnection.map { met($0 <= 1e6) } ?? "-")
-        row("threads per process: N = 10 / N = \(n)", "\(threads10) · \(at.threads(at.offer)) / \(at.threads(at.answer))",
+        row("threads per process: N = 10 → N = \(n)", "\(threads10) → \(at.threads(at.offer)) (answerer \(at.threads(at.answer)))",
             single.map { "\($0.threadsPerProcess) (1 connection)" } ?? "-", aiortc.map { "\($0.threadsPerProcess) (1 connection)" } ?? "-",
             "loops + a fixed few", direct[10].map { met(abs($0.threads($0.offer) - at.threads(at.offer)) <= 2) } ?? "-")
         row("descriptors per additional connection", descriptors.map { String(format: "%.1f", $0) } ?? "-", "-", "-", "", "")

@@ -211,7 +211,7 @@ final class LoadReport: Sendable {
                                 "video": plan.template.video.description, "audio": plan.template.audio.description,
                                 "decode": plan.template.decode, "record": plan.recording.rawValue,
                                 "iceTcp": plan.template.peerConnection.tcpCandidates, "icePolicy": plan.template.peerConnection.iceTransportPolicy.rawValue,
-                                "router": plan.template.wamp.url, "connectionsPerCall": plan.connectionsPerCall]
+                                "routerUrl": plan.template.wamp.url, "connectionsPerCall": plan.connectionsPerCall]
         switch plan.signaling {
         case let .legacy(offers, pattern):
             e["role"] = offers ? "offer" : "answer"

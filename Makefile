@@ -70,6 +70,7 @@ bench: bootstrap
 	scripts/services run -- .build/release/peer-bench calls 10
 	scripts/services run -- .build/release/peer-bench compare 10 20
 	scripts/bench-setup-loss --peer .build/release/peer --runs 20 --loss 0,5,15,25
+	scripts/services run -- .build/release/peer-bench load --seconds 60
 
 # Soak (not part of the tests): SOAK_CALLS calls one after another in one `peer answer
 # --repeat` process, then one call of SOAK_MINUTES; RSS, open files and threads over

@@ -124,10 +124,10 @@ public final class LoadRun: Sendable {
                 let wait = next - ProcessInfo.processInfo.systemUptime
                 if wait > 0 { try? await Task.sleep(nanoseconds: UInt64(wait * 1e9)) }
                 guard !Task.isCancelled else { return }
+                let second = next - start  // the second this status is for, whatever the wake-up's delay
                 next += 1
                 let records = state.withLock { $0.records }
-                onStatus(LoadStatus(records: records, elapsed: ProcessInfo.processInfo.systemUptime - start,
-                                    routerConnected: signaling.isConnected))
+                onStatus(LoadStatus(records: records, elapsed: second, routerConnected: signaling.isConnected))
             }
         }
         let launcher = Task { [self] in await launch(from: start, on: signaling) }

@@ -109,7 +109,7 @@ final class LoadReport: Sendable {
         if let first = failed.first {
             text += "; first: \(first.tag) exit \(first.exitCode ?? -1) (\(ExitCode.meaning(first.exitCode ?? -1))): \(first.reason ?? "-")"
         }
-        if o.interrupted { text += "; interrupted" }
+        if o.interrupted, failed.first?.exitCode != ExitCode.interrupted { text += "; interrupted" }
         return text + " (exit \(exitCode))"
     }
 

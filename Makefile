@@ -30,7 +30,7 @@ build: bootstrap
 # time outages made with iptables rules on their agents' ports (to the second),
 # CheckTriggerTests to tens of milliseconds; DTLSTests.DTLSRetransmissionTests times
 # the handshake's resends (50 ms, 100 ms …) to tens of milliseconds.
-E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|CallRepeatTests|CallFloodTests|SetupUnderLossTests|PeerConnectionRTCPTests|PeerConnectionRoutingTests|PeerConnectionTransportTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallDirectionTests|CallRobustnessTests|PeerConnectionRenegotiationTests|PeerConnectionNewCertificateTests|PeerConnectionNegotiationTests|CallRejoinTests|DropCountTests|CallRenegotiationTests|AiortcRenegotiationTests|CallPathFailureTests|ChromiumRenegotiationTests|CallDataChannelTests|CallLoggingTests|CallRecordingFormatTests|PeerConnectionDataChannelTests|AiortcDataChannelTests|AiortcControlChannelTests|ChromiumDataChannelTests|DataChannelUnderLossTests|MarkerQualityTests|ChromiumQualityTests|HubSenderTests)|ICETests\.(IceAgentTests|CheckRetransmissionTests|SelectedPairCheckTests|FailedCheckRestartTests|CheckTriggerTests)|DTLSTests\.DTLSRetransmissionTests|MediaTests\.MediaPacerTests)
+E2E := (PeerAgentTests\.(PeerConnectionTests|IceRoleTests|CallFaultTests|CallExitCodeTests|CallRepeatTests|CallFloodTests|SetupUnderLossTests|PeerConnectionRTCPTests|PeerConnectionRoutingTests|PeerConnectionTransportTests|AiortcInteropTests|AiortcWampInteropTests|CallTests|CallDirectionTests|CallRobustnessTests|PeerConnectionRenegotiationTests|PeerConnectionNewCertificateTests|PeerConnectionNegotiationTests|CallRejoinTests|DropCountTests|CallRenegotiationTests|AiortcRenegotiationTests|CallPathFailureTests|ChromiumRenegotiationTests|CallDataChannelTests|CallLoggingTests|CallRecordingFormatTests|PeerConnectionDataChannelTests|AiortcDataChannelTests|AiortcControlChannelTests|ChromiumDataChannelTests|DataChannelUnderLossTests|MarkerQualityTests|ChromiumQualityTests|HubSenderTests|LoadTests)|ICETests\.(IceAgentTests|CheckRetransmissionTests|SelectedPairCheckTests|FailedCheckRestartTests|CheckTriggerTests)|DTLSTests\.DTLSRetransmissionTests|MediaTests\.MediaPacerTests)
 test: bootstrap
 	$(SWIFT) build --build-tests
 	scripts/services run -- bash -c '$(SWIFT) test --skip-build --skip "$(E2E)" && $(SWIFT) test --skip-build --no-parallel --filter "$(E2E)"'
@@ -71,6 +71,7 @@ bench: bootstrap
 	scripts/services run -- .build/release/peer-bench calls 10
 	scripts/services run -- .build/release/peer-bench compare 10 20
 	scripts/bench-setup-loss --peer .build/release/peer --runs 20 --loss 0,5,15,25
+	scripts/services run -- .build/release/peer-bench load --seconds 60
 
 # Soak (not part of the tests): SOAK_CALLS calls one after another in one `peer answer
 # --repeat` process, then one call of SOAK_MINUTES; RSS, open files and threads over

@@ -55,6 +55,8 @@ public enum DTLSError: Error, Equatable, Sendable, CustomStringConvertible {
 public final class DTLSTransport: @unchecked Sendable {
     /// The role given at init.
     public let role: DTLSRole
+    /// The connection's name in log lines (`peer load`: `load.17`); nil: none.
+    public let logTag: String?
     /// The SRTP profiles offered or accepted, most preferred first.
     public let srtpProfiles: [SRTPProfile]
     /// The path MTU in bytes the handshake records are cut to, and the most bytes of
@@ -65,12 +67,14 @@ public final class DTLSTransport: @unchecked Sendable {
     /// ("SSLv3/TLS write client hello") and each alert, as `dtls` debug lines.
     static let infoCallback: @convention(c) (OpaquePointer?, Int32, Int32) -> Void = { ssl, where_, ret in
         let side = where_ & SSL_ST_CONNECT != 0 ? "client" : (where_ & SSL_ST_ACCEPT != 0 ? "server" : "")
+        // The transport (ex data 0, set before the handshake starts) names the connection.
+        let tag = ssl.flatMap { SSL_get_ex_data($0, 0) }.flatMap { Unmanaged<DTLSTransport>.fromOpaque($0).takeUnretainedValue().logTag }
         if where_ & SSL_CB_ALERT != 0 {
             let desc = SSL_alert_desc_string_long(ret).map { String(cString: $0) } ?? "?"
-            Log.write(.debug, "dtls", "alert \(where_ & SSL_CB_READ != 0 ? "received" : "sent"): \(desc)")
+            Log.write(.debug, "dtls", tag: tag, "alert \(where_ & SSL_CB_READ != 0 ? "received" : "sent"): \(desc)")
         } else if where_ & SSL_CB_LOOP != 0 || where_ & SSL_CB_HANDSHAKE_DONE != 0 {
             let state = SSL_state_string_long(ssl).map { String(cString: $0) } ?? "?"
-            Log.write(.debug, "dtls", where_ & SSL_CB_HANDSHAKE_DONE != 0 ? "handshake done" : "\(side): \(state)")
+            Log.write(.debug, "dtls", tag: tag, where_ & SSL_CB_HANDSHAKE_DONE != 0 ? "handshake done" : "\(side): \(state)")
         }
     }
     /// How many times the handshake's last flight, when we sent it, goes again while the
@@ -144,13 +148,15 @@ public final class DTLSTransport: @unchecked Sendable {
     ///   - onStateChange: called on the loop thread with each new state.
     ///   - onApplicationData: called on the loop thread with each application data record
     ///     the peer sent once connected (SCTP packets, RFC 8261).
+    ///   - logTag: the connection's name in the transport's log lines (nil: none).
     /// - Throws: ``DTLSError/openSSL(step:reason:)`` when setting up the OpenSSL context fails.
     public init(role: DTLSRole, certificate: Certificate, remoteFingerprints: [(algorithm: String, hex: String)],
                 srtpProfiles: [SRTPProfile] = [.aeadAes128Gcm, .aes128CmSha1_80],
                 send: @escaping @Sendable ([UInt8]) -> Void, loop: EventLoop,
                 onStateChange: @escaping @Sendable (DTLSTransportState) -> Void = { _ in },
-                onApplicationData: @escaping @Sendable ([UInt8]) -> Void = { _ in }) throws(DTLSError) {
+                onApplicationData: @escaping @Sendable ([UInt8]) -> Void = { _ in }, logTag: String? = nil) throws(DTLSError) {
         self.role = role
+        self.logTag = logTag
         var unique: [SRTPProfile] = []
         for profile in srtpProfiles where !unique.contains(profile) { unique.append(profile) }
         self.srtpProfiles = unique  // OpenSSL refuses a list naming a profile twice
@@ -254,7 +260,7 @@ public final class DTLSTransport: @unchecked Sendable {
         initialTimeoutMs.store(retransmission.initialMs, ordering: .relaxed)
         loop.async { [weak self] in
             guard let self else { return }
-            Log.write(.debug, "dtls", "\(self.role == .client ? "client" : "server") start, resends \(retransmission)")
+            Log.write(.debug, "dtls", tag: logTag, "\(self.role == .client ? "client" : "server") start, resends \(retransmission)")
             guard self.loopState == .new else { return }
             self.setState(.connecting)
             self.drive()
@@ -307,7 +313,7 @@ public final class DTLSTransport: @unchecked Sendable {
             let ms = Double(rtt.components.seconds) * 1000 + Double(rtt.components.attoseconds) / 1e15
             let lowered = retransmission.lowered(byRoundTripMs: ms)
             if lowered != retransmission {
-                Log.write(.debug, "dtls", "round trip \(Int(ms.rounded())) ms in the handshake: resends \(lowered)")
+                Log.write(.debug, "dtls", tag: logTag, "round trip \(Int(ms.rounded())) ms in the handshake: resends \(lowered)")
                 initialTimeoutMs.store(lowered.initialMs, ordering: .relaxed)
             }
         }
@@ -388,7 +394,7 @@ public final class DTLSTransport: @unchecked Sendable {
             guard self.loopState == .connected, !self.lastFlight.isEmpty else { return }
             for datagram in self.lastFlight { self.send(datagram) }
             self.lastFlightResent += 1
-            Log.write(.debug, "dtls", "last flight sent again (\(self.lastFlightResent) of \(Self.lastFlightResends)): the peer shows nothing of being done")
+            Log.write(.debug, "dtls", tag: logTag, "last flight sent again (\(self.lastFlightResent) of \(Self.lastFlightResends)): the peer shows nothing of being done")
             if self.lastFlightResent < Self.lastFlightResends {
                 self.resendLastFlightLater()
             } else {

@@ -51,6 +51,8 @@ public final class DtlsSrtpTransport: Sendable {
     private let send: @Sendable ([UInt8]) -> Bool
     private let certificate: Certificate
     private let loop: EventLoop
+    /// The connection's name in log lines (`peer load`: `load.17`); nil: none.
+    public let logTag: String?
     private let onState: @Sendable (DTLSTransportState, DTLSError?, Int) -> Void
     private let onRTP: @Sendable ([UInt8]) -> Void
     private let onRTCP: @Sendable ([UInt8]) -> Void
@@ -131,11 +133,13 @@ public final class DtlsSrtpTransport: Sendable {
     ///     ``beginNewAssociation()`` returned): one from an association replaced meanwhile
     ///     carries an older one, for the owner to ignore.
     ///   - onRTP, onRTCP: each unprotected RTP packet and RTCP compound, on the loop thread.
+    ///   - logTag: the connection's name in the DTLS log lines (nil: none).
     public init(send: @escaping @Sendable ([UInt8]) -> Bool, certificate: Certificate, loop: EventLoop,
                 dropInbound: (@Sendable ([UInt8]) -> Bool)? = nil,
                 onState: @escaping @Sendable (DTLSTransportState, DTLSError?, Int) -> Void,
                 onRTP: @escaping @Sendable ([UInt8]) -> Void,
-                onRTCP: @escaping @Sendable ([UInt8]) -> Void) {
+                onRTCP: @escaping @Sendable ([UInt8]) -> Void, logTag: String? = nil) {
+        self.logTag = logTag
         self.send = send
         self.certificate = certificate
         self.loop = loop
@@ -167,7 +171,7 @@ public final class DtlsSrtpTransport: Sendable {
             role: role, certificate: certificate, remoteFingerprints: remoteFingerprints,
             send: { [weak self] datagram in self?.sendRaw(datagram) }, loop: loop,
             onStateChange: { [weak self] state in self?.dtlsStateChanged(state, generation: generation) },
-            onApplicationData: { [weak self] record in self?.applicationDataArrived(record, generation: generation) })
+            onApplicationData: { [weak self] record in self?.applicationDataArrived(record, generation: generation) }, logTag: logTag)
         let pending: [[UInt8]]? = dtls.withLock { d in
             // Started already, replaced or closed meanwhile: this one is dropped.
             guard !d.closed, d.transport == nil, d.generation == generation else { return nil }
@@ -179,7 +183,7 @@ public final class DtlsSrtpTransport: Sendable {
         doorbell.withLock { bell in
             if bell == nil { bell = try? Doorbell(loop: loop, priority: Self.drainPriority) { [weak self] in self?.drainOutbound() } }
         }
-        Log.write(.debug, "dtls", "ICE checks' round trip \(roundTripMs.map { "\(Int($0.rounded())) ms" } ?? "unknown")")
+        Log.write(.debug, "dtls", tag: logTag, "ICE checks' round trip \(roundTripMs.map { "\(Int($0.rounded())) ms" } ?? "unknown")")
         transport.start(retransmission: DTLSRetransmissionTimer(roundTripMs: roundTripMs))
         for record in pending { transport.receive(record) }
         return true

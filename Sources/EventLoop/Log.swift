@@ -60,7 +60,15 @@ public enum Log {
 
     /// Writes `message` of `component` (e.g. "ice", "dtls", "wamp") when `level` is enabled.
     public static func write(_ level: LogLevel, _ component: String, _ message: @autoclosure () -> String) {
+        write(level, component, tag: nil, message())
+    }
+
+    /// Writes `message` of `component` about the connection named `tag` (`peer load`:
+    /// `load.17`), before the component: `12.345 load.17 dtls: …`; without a tag as
+    /// ``write(_:_:_:)``.
+    public static func write(_ level: LogLevel, _ component: String, tag: String?, _ message: @autoclosure () -> String) {
         guard enabled(level) else { return }
+        let component = tag.map { "\(Untrusted.quoted($0, limit: 40)) \(component)" } ?? component
         let elapsed = max(0, monotonic() - Double(bitPattern: origin.load(ordering: .relaxed)))
         let ms = Int((elapsed * 1000).rounded())
         let millis = String(ms % 1000)

@@ -125,6 +125,8 @@ public final class IceAgent: @unchecked Sendable {
             guard let agent = nice_agent_new_full(loop.context, NICE_COMPATIBILITY_RFC5245, NiceAgentOption(rawValue: options)) else {
                 return .failure(.agentCreation("nice_agent_new_full returned NULL"))
             }
+            // Its name in libnice's lines about it from the first (NiceLog.tag(ofLine:)).
+            if let tag = configuration.logTag { NiceLog.remember(agent: agent, tag: tag) }
             let object = UnsafeMutableRawPointer(agent)
             GObjectProperty.set(object, "controlling-mode", bool: configuration.controlling)
             GObjectProperty.set(object, "upnp", bool: false)
@@ -142,11 +144,12 @@ public final class IceAgent: @unchecked Sendable {
                 defer { nice_address_free(address) }
                 guard nice_address_set_from_string(address, text) != 0, nice_agent_add_local_address(agent, address) != 0 else {
                     g_object_unref(object)
+                    NiceLog.forget(key: NiceLog.key(agent))
                     return .failure(.badLocalAddress(text))
                 }
             }
             let stream = nice_agent_add_stream(agent, 1)
-            guard stream != 0 else { g_object_unref(object); return .failure(.agentCreation("nice_agent_add_stream failed")) }
+            guard stream != 0 else { g_object_unref(object); NiceLog.forget(key: NiceLog.key(agent)); return .failure(.agentCreation("nice_agent_add_stream failed")) }
             nice_agent_set_stream_name(agent, stream, "application")
             for (server, address) in turnAddresses {
                 let type: NiceRelayType
@@ -158,6 +161,7 @@ public final class IceAgent: @unchecked Sendable {
                 guard nice_agent_set_relay_info(agent, stream, 1, address, UInt32(server.port), server.username ?? "",
                                                 server.password ?? "", type) != 0 else {
                     g_object_unref(object)
+                    NiceLog.forget(key: NiceLog.key(agent))
                     return .failure(.relayRejected(server.description))
                 }
             }
@@ -170,9 +174,14 @@ public final class IceAgent: @unchecked Sendable {
     }
 
     deinit {
-        // libnice objects belong to the loop thread.
+        // libnice objects belong to the loop thread; its last lines about the agent come
+        // while it is freed, so its name goes after that.
         let object = AgentObject(pointer: UnsafeMutableRawPointer(agent))
-        if !loop.async({ g_object_unref(object.pointer) }) { g_object_unref(object.pointer) }
+        let key = NiceLog.key(agent)
+        if !loop.async({ g_object_unref(object.pointer); NiceLog.forget(key: key) }) {
+            g_object_unref(object.pointer)
+            NiceLog.forget(key: key)
+        }
     }
 
     /// Copies libnice's local ufrag and pwd of the stream (loop thread).

@@ -15,6 +15,9 @@ extension IceAgent {
         public var localAddresses: [String] = []
         /// Gather TCP candidates (RFC 6544) too.
         public var tcp = true
+        /// The connection's name in log lines (`peer load`: `load.17`): libnice's lines
+        /// about this agent carry it (``NiceLog/tag(ofLine:)``); nil: none.
+        public var logTag: String?
         /// Ta (RFC 8445 §14.2): the pacing of connectivity checks, ms (libnice's
         /// `stun-pacing-timer`, its default 20). A pair's first check waits for the next
         /// tick, and regular nomination (libnice's mode once a TCP candidate is there) takes

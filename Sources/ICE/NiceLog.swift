@@ -1,4 +1,4 @@
-// NiceLog: libnice's debug log (NICE_DEBUG) delivered to a Swift closure — gathering, STUN transactions, checks.
+// NiceLog: libnice's debug log (NICE_DEBUG) delivered to a Swift closure — gathering, STUN transactions, checks — and each line's connection, by the agent it names.
 import CGLib
 import CNice
 import Synchronization
@@ -27,6 +27,28 @@ public final class NiceLog: Sendable {
         }
         installed.withLock { $0 = (handlerIds, me) }
         nice_debug_enable(withStun ? 1 : 0)
+    }
+
+    /// The connection names of the agents that have one (``IceAgent/Configuration/logTag``),
+    /// by the agent's address as libnice prints it (`%p`: `0x7fb73000b0b0`).
+    private static let tags = Mutex<[String: String]>([:])
+
+    /// `agent`'s address as libnice's lines print it (`Agent 0x7fb73000b0b0 : …`).
+    static func key(_ agent: OpaquePointer) -> String { "0x" + String(UInt(bitPattern: Int(bitPattern: UnsafeRawPointer(agent))), radix: 16) }
+
+    /// Lines naming `agent` get `tag` (``tag(ofLine:)``) until ``forget(agent:)``.
+    static func remember(agent: OpaquePointer, tag: String) { tags.withLock { $0[key(agent)] = tag } }
+
+    /// The agent of `key` (``key(_:)``) is gone: its address may come back as another agent's.
+    static func forget(key: String) { _ = tags.withLock { $0.removeValue(forKey: key) } }
+
+    /// The connection name of the agent a libnice line names (`Agent 0x… : …`, `Agent:0x…
+    /// s:1: …`), if it has one; nil for lines naming none (the interfaces it enumerates,
+    /// its STUN messages) or an agent without.
+    public static func tag(ofLine line: String) -> String? {
+        guard line.hasPrefix("Agent 0x") || line.hasPrefix("Agent:0x") else { return nil }
+        let address = line.dropFirst("Agent ".count).prefix { $0 != " " && $0 != ":" && $0 != "," }
+        return tags.withLock { $0[String(address)] }
     }
 
     /// Stops the capture and disables libnice's debug messages again. Idempotent.

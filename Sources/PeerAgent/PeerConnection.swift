@@ -179,7 +179,7 @@ public final class PeerConnection: Sendable {
         let ssrc = UInt32.random(in: 1...UInt32.max)
         let sender = RtpSender(kind: kind, ssrc: ssrc, cname: cname, encoding: encoding,
                                video: kind == .video ? video : nil, audio: kind == .audio ? audio : nil,
-                               shared: shared.map { ($0.hub, $0.spec, loop) })
+                               shared: shared.map { ($0.hub, $0.spec, loop) }, logTag: configuration.logTag)
         let box = WeakBox(self)
         let receiver = RtpReceiver(kind: kind, options: receive, localSSRC: ssrc, onEvent: { box.value?.emit([$0]) },
                                    onFirstWritten: { at in box.value?.emit([.firstRemoteFrameWritten(at: at)]) })

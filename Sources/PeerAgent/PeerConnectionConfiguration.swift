@@ -55,6 +55,9 @@ public struct PeerConnectionConfiguration: Sendable {
     /// encoder and packetization for every connection that sends it. Nil (the default):
     /// every sender pulls and encodes its own source on its own thread.
     public var mediaHub: MediaHub?
+    /// The connection's name in the log's lines (`peer load`: `load.17`), written before
+    /// their component (`12.345 load.17 dtls: …`); nil: none.
+    public var logTag: String?
     /// Test hook: drop an incoming datagram when this returns true (loss injection).
     public var inboundDropFilter: (@Sendable ([UInt8]) -> Bool)?
     /// Test hook: runs on the thread renewing the transports for a new DTLS association,
@@ -73,6 +76,7 @@ public struct PeerConnectionConfiguration: Sendable {
         c.localAddresses = localAddresses
         c.tcp = tcpCandidates
         c.checkingTimeoutMs = iceCheckingTimeoutMs
+        c.logTag = logTag
         return c
     }
 }

@@ -20,7 +20,7 @@ extension PeerConnection {
             send: { [made] datagram in made.send(datagram) }, certificate: certificate, loop: loop, dropInbound: configuration.inboundDropFilter,
             onState: { state, error, generation in box.value?.dtlsChanged(state, error, generation: generation) },
             onRTP: { [weak plane] bytes in if box.value?.isOpen == true { plane?.receiveRTP(bytes) } },
-            onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) })
+            onRTCP: { [weak plane] bytes in plane?.receiveRTCP(bytes) }, logTag: configuration.logTag)
         let creds = (made.localUfrag, made.localPwd)
         let winner: IceAgent? = state.withLock { s in
             if let agent = s.agent { return agent }

@@ -73,12 +73,17 @@ final class RtpSender: Sendable {
     /// Hub mode: the frames come from a ``MediaHub`` (``HubSenderFeed``), not a source and
     /// encoder of this sender's; the entry points below hand over to it.
     let hubFeed: HubSenderFeed?
+    /// The connection's name in log lines (`peer load`: `load.17`); nil: none.
+    let logTag: String?
 
     /// A sender of `kind` with its SSRC and CNAME; `video`/`audio` is the source (nil:
     /// negotiated to send but nothing to send, e.g. `--video none`), or `shared` the media
-    /// hub's source to send from, on `loop` (hub mode).
+    /// hub's source to send from, on `loop` (hub mode); `logTag` names its connection in
+    /// log lines.
     init(kind: MediaKind, ssrc: UInt32, cname: String, encoding: SendEncoding,
-         video: VideoSource?, audio: AudioSource?, shared: (hub: MediaHub, spec: HubSourceSpec, loop: EventLoop)? = nil) {
+         video: VideoSource?, audio: AudioSource?, shared: (hub: MediaHub, spec: HubSourceSpec, loop: EventLoop)? = nil,
+         logTag: String? = nil) {
+        self.logTag = logTag
         self.kind = kind
         hubFeed = shared.map {
             HubSenderFeed(hub: $0.hub, spec: $0.spec, loop: $0.loop, kind: kind, ssrc: ssrc,
@@ -151,7 +156,7 @@ final class RtpSender: Sendable {
             guard sending else { s.paused = true; return }
             if !s.started {
                 s.paused = false
-                Log.write(.debug, "media", "\(kind) sender: starting")
+                Log.write(.debug, "media", tag: logTag, "\(kind) sender: starting")
                 do { try startOnThread(s, transport: transport) } catch { failed(error) }
             } else if s.paused {
                 s.paused = false
@@ -208,11 +213,11 @@ final class RtpSender: Sendable {
             let config = encoding.vp8Configuration(for: source)
             if let prepared = PreparedCodecs.takeEncoder(config) {
                 s.vp8 = prepared
-                Log.write(.debug, "media", "video sender: VP8 encoder \(config.width)x\(config.height) taken ready-made")
+                Log.write(.debug, "media", tag: logTag, "video sender: VP8 encoder \(config.width)x\(config.height) taken ready-made")
             } else {
                 let made = DispatchTime.now().uptimeNanoseconds
                 s.vp8 = try VP8Encoder(configuration: config)
-                Log.write(.debug, "media", "video sender: VP8 encoder \(config.width)x\(config.height) made in \(Self.ms(since: made)) ms")
+                Log.write(.debug, "media", tag: logTag, "video sender: VP8 encoder \(config.width)x\(config.height) made in \(Self.ms(since: made)) ms")
             }
         }
         if let source = s.audioSource, !source.sendsEncoded, s.opus == nil {
@@ -430,7 +435,7 @@ final class RtpSender: Sendable {
             encoded = out
             s.stats.totalEncodeTime = (s.stats.totalEncodeTime ?? 0) + Double(DispatchTime.now().uptimeNanoseconds - t0) / 1e9
             if s.stats.framesEncoded == nil || s.stats.framesEncoded == 0 {
-                Log.write(.debug, "media", "video sender: first frame encoded in \(Self.ms(since: t0)) ms (\(out.map(\.data.count).reduce(0, +)) bytes)")
+                Log.write(.debug, "media", tag: logTag, "video sender: first frame encoded in \(Self.ms(since: t0)) ms (\(out.map(\.data.count).reduce(0, +)) bytes)")
             }
         case let .encoded(vp8Frame):
             s.keyframeRequested = false  // a file passed through cannot make key frames on request

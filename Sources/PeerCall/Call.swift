@@ -34,6 +34,9 @@ public final class Call: Sendable {
     let feed: AsyncStream<Input>.Continuation
     /// The signaling profile `options.role` picks (legacy or room).
     let profile: any SignalingProfile
+    /// The joined session this call shares with others (`peer load`), or nil: the call
+    /// joins a session of its own and leaves it at its end.
+    let shared: SharedSignaling?
     /// Set by ``hangUp(interrupted:)`` from any thread, for the wait before the main loop.
     let hangUpRequest = HangUpRequest()
     /// Router events queued for the run task but not yet handled, and those dropped because
@@ -62,9 +65,14 @@ public final class Call: Sendable {
     }
 
     /// A call with `options`; events go to `onEvent` (from the run task, in order).
-    public init(options: CallOptions, onEvent: @escaping @Sendable (CallEvent) -> Void = { _ in }) {
+    /// With `signaling` the call does not join the router itself: it subscribes its
+    /// topics on that shared, joined session, unsubscribes them when it ends and never
+    /// leaves it (``SharedSignaling``; `options.wamp` is then unused); the session's
+    /// reconnect restores its subscriptions with every other call's.
+    public init(options: CallOptions, signaling: SharedSignaling? = nil, onEvent: @escaping @Sendable (CallEvent) -> Void = { _ in }) {
         self.options = options
         self.onEvent = onEvent
+        shared = signaling
         profile = options.role == .room
             ? RoomProfile(prefix: options.prefix, room: options.room, user: options.user)
             : LegacyProfile(prefix: options.prefix, offers: options.role == .offer, descriptionAsString: options.descriptionAsString)

@@ -13,8 +13,8 @@ extension CallRun {
         let s = link.pc.getStats()
         let receivesVideo = link.pc.allTransceivers.contains { $0.kind == .video && $0.currentDirection?.receives == true }
         let result = PeerResult(peer: link.peer, videoPath: link.videoPath, audioPath: link.audioPath, stats: s,
-                                videoFramesWritten: s.inbound("video")?.framesWritten ?? 0,
-                                audioPacketsWritten: s.inbound("audio")?.framesWritten ?? 0,
+                                videoFramesWritten: (options.recordsMedia ? s.inbound("video")?.framesWritten : s.inbound("video")?.framesReceived) ?? 0,
+                                audioPacketsWritten: (options.recordsMedia ? s.inbound("audio")?.framesWritten : s.inbound("audio")?.packetsReceived) ?? 0,
                                 receivesVideo: receivesVideo, messagesReceived: s.dataChannels.reduce(0) { $0 + $1.messagesReceived })
         if link.inCall {
             ended.append(result)
@@ -44,8 +44,7 @@ extension CallRun {
         // never reached `established`.
         let reached = establishedAt == nil ? CallVerdict.furthestStep(of: Array(links.values), role: options.role) : nil
         for link in links.values.sorted(by: { $0.peer < $1.peer }) { closeLink(link) }
-        if let session { await session.leave() }
-        session = nil
+        await leaveRouter()
         let verdict = CallVerdict(code: code, state: final, reason: reason, reached: reached,
                                   failure: establishedAt == nil ? failedLinks.first : nil, ended: ended, minFrames: options.minFrames,
                                   minMessages: options.minMessages)

@@ -92,7 +92,8 @@ public enum CallEvent: Sendable {
 
 /// One second of a link, for a status line: video frames in and out so far, kbit/s each
 /// way over the last interval (transport bytes: SRTP, SRTCP, DTLS), the RTCP round trip
-/// (ms) and the share of inbound RTP packets lost so far (RFC 3550 A.3, %).
+/// (ms) and the share of inbound RTP packets lost so far (RFC 3550 A.3, %); and for
+/// `peer load`'s aggregates, jitter, freezes and packet counts.
 public struct LinkProgress: Sendable, Equatable {
     /// Video frames written from the peer (inbound `framesWritten`) and sent to it.
     public var framesIn = 0, framesOut = 0
@@ -106,4 +107,14 @@ public struct LinkProgress: Sendable, Equatable {
     public var fpsIn: Double?, fpsOut: Double?
     /// End-to-end latency of the last second from the frame markers, ms (nil without).
     public var latencyMs: Double?
+    /// The largest interarrival jitter of the inbound RTP streams (RFC 3550 A.8), ms
+    /// (nil before a packet).
+    public var jitterMs: Double?
+    /// Video freezes so far (W3C `freezeCount` of the inbound video; 0 without).
+    public var freezeCount = 0
+    /// Inbound video frames complete so far (W3C `framesReceived`), whether written or not.
+    public var framesReceived = 0
+    /// RTP packets so far, all streams: sent to the peer, received from it, and lost on
+    /// the way from it (RFC 3550 A.3, cumulative, never below 0).
+    public var packetsSent = 0, packetsReceived = 0, packetsLost = 0
 }

@@ -34,7 +34,8 @@ final class CallLink {
     let pc: PeerConnection
     /// True when we made the offer.
     let offerer: Bool
-    /// The IVF and Ogg paths of what it sends us.
+    /// The IVF and Ogg paths of what it sends us; empty when nothing is recorded
+    /// (``CallOptions/recordsMedia``).
     let videoPath: String, audioPath: String
     /// Our offer as published (nil before it is published).
     var offer: SessionDescriptionInit?

@@ -175,6 +175,14 @@ public struct CallOptions: Sendable {
     public var recordOut: String?
     /// Decode received video (framesDecoded in stats; costs some CPU).
     public var decode = true
+    /// Record what each peer sends (`videoOut`, `audioOut`, `recordOut`, or the default
+    /// names). False (`peer load --record none`): nothing is written, the receivers only
+    /// count (and decode when ``decode``), and `--min-frames` counts the video frames
+    /// received (W3C `framesReceived`) instead of those written.
+    public var recordsMedia = true
+    /// The name of the call's connections in log lines and events (`peer load`: `load.17`);
+    /// nil: none (one call per process needs none).
+    public var logTag: String?
     /// How long media flows once the call is established, seconds.
     public var durationSeconds = 10.0
     /// How long to wait for the router, and then for each step of the set-up (the offer
@@ -226,6 +234,7 @@ public struct CallOptions: Sendable {
     /// ``timeoutSeconds`` (1 s … 1 h, in ms): `--timeout` bounds each step of the set-up.
     var connectionConfiguration: PeerConnectionConfiguration {
         var c = peerConnection
+        if let logTag, c.logTag == nil { c.logTag = logTag }
         let stepMs = UInt32(max(1_000, min(timeoutSeconds * 1000, 3_600_000)))
         c.iceCheckingTimeoutMs = stepMs
         c.dtlsTimeoutMs = stepMs

@@ -47,6 +47,12 @@ extension CallRun {
         p.fpsIn = s.inbound("video")?.framesPerSecond
         p.fpsOut = s.outbound("video")?.framesPerSecond
         p.latencyMs = s.endToEnd.first?.latencyRecentP50Ms
+        p.jitterMs = s.inboundRTP.filter { $0.packetsReceived > 0 }.map { $0.jitter * 1000 }.max()
+        p.freezeCount = s.inbound("video")?.freezeCount ?? 0
+        p.framesReceived = s.inbound("video")?.framesReceived ?? 0
+        p.packetsSent = s.outboundRTP.reduce(0) { $0 + $1.packetsSent }
+        p.packetsReceived = got
+        p.packetsLost = lost
         return p
     }
 }

@@ -18,15 +18,15 @@ public struct CallResult: Sendable {
 public struct PeerResult: Sendable {
     /// The remote peer: its user id (room) or "offerer"/"answerer" (legacy).
     public var peer: String
-    /// The IVF file of its video.
+    /// The IVF file of its video (empty when nothing was recorded: ``CallOptions/recordsMedia``).
     public var videoPath: String
-    /// The Ogg Opus file of its audio.
+    /// The Ogg Opus file of its audio (empty when nothing was recorded).
     public var audioPath: String
     /// Final statistics.
     public var stats: StatsReport
-    /// Video frames written to the IVF file.
+    /// Video frames written to the IVF file (without recording: frames received).
     public var videoFramesWritten: Int
-    /// Opus packets written to the Ogg file.
+    /// Opus packets written to the Ogg file (without recording: packets received).
     public var audioPacketsWritten: Int
     /// True when the negotiation had this peer send us video (its m-section's direction
     /// toward us is sendrecv or sendonly), so its IVF should hold frames.

@@ -20,9 +20,17 @@ final class CallRun {
     let onEvent: @Sendable (CallEvent) -> Void
     let feed: AsyncStream<Call.Input>.Continuation
     let profile: any SignalingProfile
-    private let hangUpRequest: HangUpRequest
+    let hangUpRequest: HangUpRequest
 
+    /// The router session: the call's own, or the shared one (``Call/shared``).
     var session: WampSession?
+    /// The call's subscriptions on it, and the tasks feeding their events to the inputs.
+    var subscriptions: [WampSubscription] = []
+    var subscriptionTasks: [Task<Void, Never>] = []
+    /// The task feeding the own session's status to the inputs, or the token of the shared
+    /// session's listener.
+    var statusTask: Task<Void, Never>?
+    var statusToken: UInt64?
     var links: [String: CallLink] = [:]
     /// Candidates that came before their peer's offer, for the connection it makes.
     var earlyCandidates = EarlyCandidates()
@@ -63,63 +71,10 @@ final class CallRun {
                 onEvent(.dataError(peer: "-", label: nil, reason: "--data-out \(path): \(error)"))
             }
         }
-        var wamp = options.wamp
-        wamp.joinTimeoutMs = UInt32(max(1, min(options.timeoutSeconds, 3_600)) * 1000)
-        // Joining may take up to --timeout: race it against a hang-up (SIGINT/SIGTERM).
-        let joining = Task { () -> Result<WampSession, WampError> in
-            do throws(WampError) { return .success(try await WampSession.join(wamp)) } catch { return .failure(error) }
-        }
-        let joinOutcome = await firstOf(joining, or: hangUpRequest)
-        let joined: WampSession
-        switch joinOutcome {
-        case let .success(session)?: joined = session
-        case let .failure(error)?:
-            return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): \(error)")
-        case nil:
-            Task { if case let .success(late) = await joining.value { await late.leave() } }
-            let interrupted = hangUpRequest.kind == .interrupted
-            return finish(code: interrupted ? ExitCode.interrupted : ExitCode.ok, state: .finished,
-                          reason: interrupted ? "interrupted while joining the router" : "hung up while joining the router")
-        }
-        session = joined
-        onEvent(.milestone("joined", peer: nil, at: ProcessInfo.processInfo.systemUptime))
-        // Once joined (not during it: NSS's libraries load under the loader's lock), what the
-        // first connection would otherwise make on an answerer's critical path: the DTLS
-        // certificate (~5 ms), libsrtp's NSS set-up (~4 ms), and while it waits for a peer
-        // the VP8 encoder (6–37 ms) and decoder (PreparedCodecs; an offerer makes its
-        // encoder at once, ahead of the answer, and would only make it twice).
-        let needsCertificate = options.connectionConfiguration.certificate == nil
-        let waits = options.role != .offer
-        Task.detached(priority: .medium) { [options] in
-            if needsCertificate { _ = try? Certificate.shared() }
-            SRTPSession.prepare()
-            guard waits else { return }
-            if let source = try? options.video.makeSource() { PreparedCodecs.prepare(encoder: options.encoding.vp8Configuration(for: source)) }
-            if options.decode { PreparedCodecs.prepareDecoder() }
-        }
-        let statusTask = Task { [feed] in
-            for await status in joined.status { feed.yield(.routerStatus(status)) }
-        }
-        defer { statusTask.cancel() }
-        var subscriptionTasks: [Task<Void, Never>] = []
-        defer { for t in subscriptionTasks { t.cancel() } }
-        do {
-            for topic in profile.topics {
-                let subscription = try await joined.subscribe(topic)
-                subscriptionTasks.append(Task { [feed, call] in
-                    for await event in subscription {
-                        guard call.queuedMessages.add(1, ordering: .relaxed).newValue <= Call.maximumQueuedMessages else {
-                            call.queuedMessages.subtract(1, ordering: .relaxed)
-                            call.droppedMessages.add(1, ordering: .relaxed)
-                            continue
-                        }
-                        feed.yield(.message(topic: topic, event: event, at: ProcessInfo.processInfo.systemUptime))
-                    }
-                })
-            }
-        } catch {
-            await joined.leave()
-            return finish(code: ExitCode.router, state: .failed, reason: "router \(options.wamp.url): subscribe: \(error)")
+        if let ended = await comeToRouter() { return ended }
+        defer {
+            statusTask?.cancel()
+            for t in subscriptionTasks { t.cancel() }
         }
         let ticker = Task { [feed] in
             while !Task.isCancelled {
@@ -145,29 +100,15 @@ final class CallRun {
         return await end(code: ExitCode.interrupted, state: .finished, reason: "input stream ended")
     }
 
-    /// The join's outcome, or nil when a hang-up comes first (then the join goes on in
-    /// `joining`, and the session it may still make is left by the caller).
-    private func firstOf(_ joining: Task<Result<WampSession, WampError>, Never>,
-                         or hangUp: HangUpRequest) async -> Result<WampSession, WampError>? {
-        await withCheckedContinuation { continuation in
-            let first = Once<Result<WampSession, WampError>?>(continuation)
-            let waiter = Task {
-                _ = await hangUp.wait()
-                first.resume(nil)
-            }
-            Task {
-                let outcome = await joining.value
-                first.resume(outcome)
-                waiter.cancel()
-            }
-        }
-    }
-
     /// Publishes `publication` on the router; a failure is not the call's (the router
-    /// reconnects and the offer is republished).
+    /// reconnects and the offer is republished). Room members on a shared session have
+    /// their publications delivered to that session too (WAMP excludes the publisher's
+    /// session by default), so the process's other members hear them; each member
+    /// ignores its own (PROTOCOL.md: "do not rely on either").
     func publish(_ publication: Publication) async {
         guard let session else { return }
-        _ = try? await session.publish(publication.topic, args: publication.args)
+        let toOwnSession = call.shared != nil && profile.isMesh
+        _ = try? await session.publish(publication.topic, args: publication.args, excludeMe: !toOwnSession)
     }
 
     // MARK: Input handling (run task)
@@ -324,18 +265,20 @@ final class CallRun {
         let pc = try PeerConnection(configuration: options.connectionConfiguration) { event in
             feed.yield(.connection(peer: peer, event: event, at: ProcessInfo.processInfo.systemUptime))
         }
-        // The file format by the path's extension (ReceiveOptions.recording).
-        var receiveAudio = ReceiveOptions.recording(.audio, to: audioPath, decode: options.decode)
-        var receiveVideo = ReceiveOptions.recording(.video, to: videoPath, decode: options.decode)
+        // The file format by the path's extension (ReceiveOptions.recording); nothing
+        // written without recordsMedia (peer load --record none).
+        let records = options.recordsMedia
+        var receiveAudio = ReceiveOptions.recording(.audio, to: records ? audioPath : nil, decode: options.decode)
+        var receiveVideo = ReceiveOptions.recording(.video, to: records ? videoPath : nil, decode: options.decode)
         var recorder: SyncedRecorder?
-        if let path = options.recordPath(peer: peer, several: several) {  // --record: both in one file, in sync
+        if records, let path = options.recordPath(peer: peer, several: several) {  // --record: both in one file, in sync
             recorder = SyncedRecorder(path: path)
             receiveAudio.recorder = recorder
             receiveVideo.recorder = recorder
         }
         let decode = options.decode
         pc.receiveOptionsForAddedTracks = { kind, mid in
-            ReceiveOptions.recording(kind, to: Self.addedTrackPath(kind == .video ? videoPath : audioPath, mid: mid), decode: decode)
+            ReceiveOptions.recording(kind, to: records ? Self.addedTrackPath(kind == .video ? videoPath : audioPath, mid: mid) : nil, decode: decode)
         }
         // `--video none --audio none` with data channels: a data-only call (no m-sections
         // for media; a peer's media sections still get recvonly transceivers when offered).
@@ -345,7 +288,7 @@ final class CallRun {
             pc.addTransceiver(.video, direction: options.video == .none ? .recvonly : .sendrecv,
                               video: try options.video.makeSource(), encoding: options.encoding, receive: receiveVideo)
         }
-        let link = CallLink(peer: peer, pc: pc, offerer: offerer, videoPath: videoPath, audioPath: audioPath)
+        let link = CallLink(peer: peer, pc: pc, offerer: offerer, videoPath: records ? videoPath : "", audioPath: records ? audioPath : "")
         link.recorder = recorder
         try openDataChannels(link)
         links[peer] = link

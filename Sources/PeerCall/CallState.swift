@@ -38,4 +38,21 @@ public enum ExitCode {
     public static let busy: Int32 = 8
     /// Interrupted (SIGINT/SIGTERM), after hanging up and closing the files.
     public static let interrupted: Int32 = 130
+
+    /// What exit code `code` means, in the words of docs/EVENTS.md "Exit codes" (`peer
+    /// load` gives it with each call's end).
+    public static func meaning(_ code: Int32) -> String {
+        switch code {
+        case ok: return "passed"
+        case usage: return "bad arguments or input"
+        case router: return "router unreachable or authentication refused"
+        case timeout: return "no offer/answer within --timeout"
+        case ice: return "ICE failed"
+        case dtls: return "DTLS failed"
+        case tooFewFrames: return "fewer frames than --min-frames"
+        case busy: return "busy: the answerer is in another call"
+        case interrupted, 143: return "interrupted"
+        default: return "exit code \(code)"
+        }
+    }
 }

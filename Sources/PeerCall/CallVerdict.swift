@@ -39,7 +39,9 @@ struct CallVerdict: Equatable {
                 self.reason = [reason, neverEstablished].compactMap { $0 }.joined(separator: ": ")
             } else if let (short, required) = Self.tooFewFrames(ended, minFrames: minFrames) {
                 (exitCode, self.state) = (ExitCode.tooFewFrames, .failed)
-                self.reason = "\(short.videoPath) has \(short.videoFramesWritten) frames, fewer than --min-frames \(required)"
+                // Nothing recorded (peer load --record none): the frames received count.
+                let what = short.videoPath.isEmpty ? "the video received from \(short.peer)" : short.videoPath
+                self.reason = "\(what) has \(short.videoFramesWritten) frames, fewer than --min-frames \(required)"
                     + (minFrames == nil ? " (the default when video is received; --min-frames 0 turns it off)" : "")
             } else if let minMessages, let short = ended.first(where: { $0.messagesReceived < minMessages }) {
                 (exitCode, self.state) = (ExitCode.tooFewFrames, .failed)

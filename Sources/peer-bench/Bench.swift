@@ -26,6 +26,10 @@ import WampClient
 ///                                   encode and N passthrough calls, with the ratio
 ///   peer-bench compare [CALLS] [S]  peer pairs and aiortc pairs alternating: set-up, CPU per
 ///                                   media second and peak RSS per process, the codec floor
+///   peer-bench load [--seconds S] [--sizes N,…] [--max N] [--ramp-calls N] [--skip compare,relay,ramp]
+///                                   the largest N two peer load processes carry (CPU per call,
+///                                   memory per connection, threads), beside single-call peer
+///                                   pairs and aiortc pairs; relayed through coturn; the ramp
 @main
 struct Bench {
     static func main() async {
@@ -60,11 +64,14 @@ struct Bench {
             let count = whole(given, "N", default: 50, in: 1...2_000)
             let s = seconds(arguments.dropFirst(2).first)
             await orFail { try await HubBench.run(subscribers: count, seconds: s) }
+        case "load":
+            let options = LoadBench.options(Array(arguments.dropFirst()))
+            await orFail { try LoadBench.run(options) }
         case "renegotiation":
             let count = whole(given, "N", default: 20, in: 1...1_000)
             await orFail { try await RenegotiationBench.run(count: count) }
         default:
-            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | hub [N] [SECONDS] | compare [CALLS] [SECONDS]\n".utf8))
+            FileHandle.standardError.write(Data("usage: peer-bench wamp [ROUND_TRIPS] | srtp [PACKETS] | media [FRAMES] | loopback [SECONDS] | loop [SECONDS] | calls [N] | renegotiation [N] | data [MESSAGES] | hub [N] [SECONDS] | compare [CALLS] [SECONDS] | load [--seconds S] [--sizes N,…]\n".utf8))
             exit(2)
         }
     }

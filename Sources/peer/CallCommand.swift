@@ -31,22 +31,7 @@ struct CallCommandLine {
 /// Parses the options of `peer offer|answer|room` into a ``CallCommandLine``; exits 2
 /// with a message naming the option and value on bad input.
 func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallCommandLine {
-    let env = ProcessInfo.processInfo.environment
-    var router = env["PEER_ROUTER"]
-    var routerSource = "PEER_ROUTER"  // where the router URL came from, for messages
-    var realm = env["PEER_REALM"] ?? "realm1"
-    var auth = WampAuth.anonymous
-    var caFile: String?
     var profile: String?
-    // PEER_STUN: one or more URLs, separated by commas or spaces; --stun replaces them.
-    var stun: [(url: String, source: String)] = Preflight.stunList(env["PEER_STUN"] ?? "").map { ($0, "PEER_STUN") }
-    var stunGiven = false
-    // Each --turn URL takes the --turn-user/--turn-password in effect when it is given,
-    // replaced by any given right after it (before the next --turn); a URL left without
-    // takes the last ones on the command line.
-    var turn: [(url: String, user: String?, password: String?)] = []
-    var lastUser: String?
-    var lastPassword: String?
     var json = false
     var statsPath: String?
     var reportPath: String?
@@ -54,21 +39,11 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     var control = false
     var progress = isatty(2) == 1  // a terminal: the status line by default
     var o = CallOptions(role: role, router: "")
+    var shared = CallOptionReader()
     var p = OptionParser(command: role.rawValue, arguments)
     while let option = p.next() {
+        if shared.take(option, &p, into: &o) { continue }
         switch option {
-        case "--router":
-            router = p.value()
-            routerSource = "--router"
-        case "--realm": realm = p.value()
-        case "--ca-file": caFile = p.value()
-        case "--auth":
-            let text = p.value()
-            let parts = text.split(separator: ":", maxSplits: 2, omittingEmptySubsequences: false).map(String.init)
-            guard parts.count == 3, !parts[1].isEmpty, !parts[2].isEmpty, parts[0] == "cra" || parts[0] == "ticket" else {
-                p.refuse(text, expected: "cra:USER:SECRET or ticket:USER:TICKET")
-            }
-            auth = parts[0] == "cra" ? .cra(authid: parts[1], secret: parts[2]) : .ticket(authid: parts[1], ticket: parts[2])
         case "--profile":
             let text = p.value()
             guard text == "legacy" || text == "room" else { p.refuse(text, expected: "legacy or room") }
@@ -79,33 +54,6 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
             let text = p.value()
             guard !text.isEmpty, !text.contains(".") else { p.refuse(text, expected: "a non-empty id without dots") }
             o.user = text
-        case "--stun":
-            if !stunGiven { stun = [] }
-            stunGiven = true
-            stun.append((p.value(), "--stun"))
-        case "--turn": turn.append((p.value(), lastUser, lastPassword))
-        case "--turn-user":
-            lastUser = p.value()
-            if !turn.isEmpty { turn[turn.count - 1].user = lastUser }
-        case "--turn-password":
-            lastPassword = p.value()
-            if !turn.isEmpty { turn[turn.count - 1].password = lastPassword }
-        case "--ice-policy":
-            let text = p.value()
-            guard let policy = IceTransportPolicy(rawValue: text) else { p.refuse(text, expected: "all or relay") }
-            o.peerConnection.iceTransportPolicy = policy
-        case "--trickle": o.trickle = true
-        case "--vanilla": o.trickle = false
-        case "--payload":
-            let text = p.value()
-            guard text == "object" || text == "string" else { p.refuse(text, expected: "object or string") }
-            o.descriptionAsString = text == "string"
-        case "--video":
-            o.video = p.video()
-            if let problem = Preflight.videoProblem(o.video) { p.refuse(o.video.description, expected: "a readable video file: \(Untrusted.quoted(problem))") }
-        case "--audio":
-            o.audio = p.audio()
-            if let problem = Preflight.audioProblem(o.audio) { p.refuse("\(o.audio)", expected: "a readable audio file: \(Untrusted.quoted(problem))") }
         case "--video-out": o.videoOut = p.output()
         case "--audio-out": o.audioOut = p.output()
         case "--record":
@@ -114,16 +62,6 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
                 p.refuse(path, expected: "a .mkv or .webm file (audio and video in one)")
             }
             o.recordOut = path
-        case "--bitrate": o.encoding.videoBitrateKbps = p.bitrateKbps()
-        case "--duration": o.durationSeconds = p.durationSeconds()
-        case "--timeout": o.timeoutSeconds = p.timeoutSeconds()
-        case "--min-frames": o.minFrames = Int(p.number(0...10_000_000))
-        case "--local-address":
-            let text = p.value()
-            if let problem = Preflight.localAddressProblem(text) { p.refuse(text, expected: "an address of this host: \(problem)") }
-            o.peerConnection.localAddresses.append(text)
-        case "--no-decode": o.decode = false
-        case "--no-ice-restart": o.restartsIce = false
         case "--at":
             let text = p.value()
             do {
@@ -153,10 +91,6 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
         case "--progress": progress = true
         case "--stats": statsPath = p.output()
         case "--stats-timeline": o.statsTimelinePath = p.output()
-        case "--e2e-clock":
-            let text = p.value()
-            guard let choice = EndToEndClockChoice(rawValue: text) else { p.refuse(text, expected: "auto, shared or rtcp-sr") }
-            o.peerConnection.endToEndClock = choice
         case "--report": reportPath = p.output()
         case "--repeat":
             let text = p.value()
@@ -174,21 +108,7 @@ func parseCallOptions(role: CallOptions.Role, _ arguments: [String]) -> CallComm
     if profile == "room" { o.role = .room }
     if repeatCount != nil, o.role == .room { p.fail("--repeat is for offer and answer (a room has no end between calls)") }
     if profile == "legacy", role == .room { p.fail("--profile legacy does not go with the room command (use offer or answer)") }
-    guard let router, !router.isEmpty else { p.fail("--router URL is required (or set PEER_ROUTER), e.g. --router ws://127.0.0.1:8080/ws") }
-    if let problem = Preflight.routerProblem(router) { p.refuse(router, expected: problem, option: routerSource) }
-    o.wamp = WampConfiguration(url: router, realm: realm, auth: auth)
-    o.wamp.caFile = caFile
-    for (url, source) in stun {
-        do { o.peerConnection.iceServers.append(try IceServer(url)) } catch { p.fail("\(source) \"\(Untrusted.quoted(url))\": \(error)") }
-    }
-    for entry in turn {
-        guard let user = entry.user ?? lastUser, let password = entry.password ?? lastPassword else {
-            p.fail("--turn \"\(Untrusted.quoted(entry.url))\" needs --turn-user and --turn-password")
-        }
-        do { o.peerConnection.iceServers.append(try IceServer(entry.url, username: user, password: password)) } catch {
-            p.fail("--turn \"\(Untrusted.quoted(entry.url))\": \(error)")
-        }
-    }
+    shared.finish(&o, p)
     if progress { StatusLine.shared.enable() }
     if reportPath != nil, repeatCount != nil { p.fail("--report is for one call (with --repeat, --stats-timeline and peer report)") }
     let ownTimeline = reportPath != nil && o.statsTimelinePath == nil

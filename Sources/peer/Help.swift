@@ -16,6 +16,69 @@ enum Help {
                               record each member to its own files
     """
 
+    /// `peer load`: its usage line.
+    static let loadCommand = """
+      peer load   [options]   N calls in this process on one router session (load tests):
+                              --role offer|answer (legacy, one prefix per call) or rooms
+    """
+
+    /// `peer load`'s own options, each with an example.
+    static let loadOptions = """
+      --calls N               how many calls this process runs (1…100000), e.g. --calls 50
+      --role offer|answer     legacy profile: this process offers (or answers) every call;
+                              the other process runs the other role with the same pattern
+      --ramp CALLS_PER_S      calls started a second (default 10; above 0), e.g. --ramp 20
+      --prefix-pattern P      each call's topic prefix, {i} its number 1…N (default
+                              com.nakadoribook.webrtc.load.{i}), e.g. --prefix-pattern load.{i}
+      --room-pattern P --room-size K
+                              rooms instead: call i is a member of room P with {i} = ⌈i/K⌉
+                              (K members of this process per room, default 2; members call
+                              each other and whoever else joins), e.g. --room-pattern lr.{i}
+      --prefix PREFIX         the rooms' topic prefix (default com.nakadoribook.webrtc)
+      --record none|first|all what calls record (default none: receivers count only; first:
+                              call 1; all), as DIR/load.<i>.ivf and .ogg, e.g. --record first
+      --out-dir DIR           where recordings go (default .), e.g. --out-dir /tmp/load
+      --no-decode             receivers do not decode (count frames, loss, jitter, freezes)
+      --ice-tcp               gather ICE TCP candidates too (off in load mode: sockets and
+                              ports per connection), e.g. --ice-tcp
+      --summary PATH          the final summary as JSON (plan, limits, p50/p95/p99 of
+                              set-up, loss, jitter, RTT, fps; freezes, packets, router
+                              outages, CPU, memory, threads, every call's verdict)
+      --json                  events on stdout: loadStart, loadStatus (each second:
+                              aggregates), callEnded (each call: code, reason, figures),
+                              router, loadSummary, exit (all fields: docs/EVENTS.md)
+      --progress              the status line rewritten in place (default on a terminal;
+                              else one line a second)
+      Shared with peer offer/answer (peer offer --help): --router, --realm, --auth,
+      --ca-file, --stun, --turn, --turn-user, --turn-password, --ice-policy, --trickle,
+      --vanilla, --payload, --video, --audio, --bitrate, --duration (each call's media
+      time), --timeout (each step of each call), --min-frames (counts frames received when
+      nothing is recorded), --local-address, --no-ice-restart, --e2e-clock, -v, -q,
+      --log-level (every line about a call starts with its name, load.<i>).
+      Limits: RLIMIT_NOFILE is raised to its hard limit at start; a call count this host
+      cannot open (file descriptors, local ports, threads, memory) is refused before the
+      first call, exit 2, naming the limit and how many calls fit.
+    """
+
+    /// `peer load`'s examples.
+    static let loadExamples = """
+      peer load --role answer --calls 50 --ramp 10 --router ws://127.0.0.1:8080/ws \\
+                --stun stun:127.0.0.1:3478 --video ivf:clip.ivf --audio ogg:voice.ogg --no-decode &
+      peer load --role offer  --calls 50 --ramp 10 --router ws://127.0.0.1:8080/ws \\
+                --stun stun:127.0.0.1:3478 --video ivf:clip.ivf --audio ogg:voice.ogg --no-decode \\
+                --duration 60 --summary load.json --json
+    """
+
+    /// `peer load`'s exit codes.
+    static let loadExitCodes = """
+      0 every call passed (each as peer offer/answer would exit 0)
+      2 bad arguments, or more calls than this host's limits allow (named)
+      3 router unreachable or auth refused (no call started)
+      4, 5, 6, 7, 8 the exit code of the first call (by number) that did not pass; each
+      call's code, meaning and reason are in its callEnded event and the summary
+      130 interrupted (SIGINT), 143 (SIGTERM), after every call hung up
+    """
+
     /// `peer loopback`: its usage, options and exit codes.
     static let loopback = """
       peer loopback [--duration S] [--timeout S] [--video pattern:WxH@FPS] [--bitrate KBPS]
@@ -227,11 +290,11 @@ enum Help {
 
     /// `peer --help`: everything.
     static var general: String {
-        [header, "usage:", callCommands, loopback, sdp, report, other, "", "call options (offer, answer, room):", callOptions, progress, "",
-         "examples:", examples, "", "exit codes:", exitCodes].joined(separator: "\n")
+        [header, "usage:", callCommands, loadCommand, loopback, sdp, report, other, "", "call options (offer, answer, room):", callOptions, progress, "",
+         "load options (peer load):", loadOptions, "", "examples:", examples, "", "exit codes:", exitCodes].joined(separator: "\n")
     }
 
-    /// The help of subcommand `command` (offer, answer, room, loopback, sdp, report), nil for
+    /// The help of subcommand `command` (offer, answer, room, load, loopback, sdp, report), nil for
     /// any other word.
     static func text(for command: String) -> String? {
         switch command {
@@ -251,6 +314,9 @@ enum Help {
             }
             return ["usage:", own.joined(separator: "\n"), "", "options:", callOptions, progress, "",
                     "examples:", mine.isEmpty ? examples : mine.joined(separator: "\n"), "", "exit codes:", exitCodes].joined(separator: "\n")
+        case "load":
+            return ["usage:", loadCommand, "", "options:", loadOptions, "", "examples:", loadExamples, "", "exit codes:", loadExitCodes]
+                .joined(separator: "\n")
         case "loopback":
             return ["usage:", loopback, "", "examples:", "  peer loopback --duration 5",
                     "  peer loopback --video pattern:320x240@15 --bitrate 300 --out-dir /tmp/lb --json",

@@ -24,5 +24,6 @@ func startLogging() {
     Log.setLineWriter { line in StatusLine.shared.emit(line) }  // apart from the status line
     Log.routeGLib()
     guard Log.enabled(.debug) else { return }
-    _ = NiceLog(withStun: Log.enabled(.trace)) { line in Log.write(.debug, "ice", line) }  // keeps itself until stop()
+    // Each line about an agent with a connection name (peer load) carries it.
+    _ = NiceLog(withStun: Log.enabled(.trace)) { line in Log.write(.debug, "ice", tag: NiceLog.tag(ofLine: line), line) }  // keeps itself until stop()
 }

@@ -25,6 +25,28 @@ final class StatusLine: Sendable {
     /// The call's state, shown first.
     func setState(_ s: String) { state.withLock { $0.callState = s } }
 
+    /// True once ``enable()`` was called.
+    var isEnabled: Bool { state.withLock { $0.enabled } }
+
+    /// Draws `text` as the line (`peer load`'s aggregates), when enabled and the log takes
+    /// info lines.
+    func show(_ text: String) {
+        state.withLock { s in
+            guard s.enabled, Log.enabled(.info) else { return }
+            s.showing = true
+            FileHandle.standardError.write(Data(("\r\u{1B}[K" + text).utf8))
+        }
+    }
+
+    /// Ends the line (a newline after it when it shows), so what follows starts a line of its own.
+    func finish() {
+        state.withLock { s in
+            guard s.showing else { return }
+            s.showing = false
+            FileHandle.standardError.write(Data("\n".utf8))
+        }
+    }
+
     /// New figures of `peer`: the line is drawn again (written with the lock held, so it
     /// never lands inside another line).
     func update(peer: String, _ p: LinkProgress) {

@@ -1,4 +1,4 @@
-// main: the `peer` command line — offer, answer, room over a WAMP router; loopback; sdp — and its exit codes.
+// main: the `peer` command line — offer, answer, room over a WAMP router; load (many calls in one process); loopback; sdp — and its exit codes.
 import Bytes
 import Foundation
 import PeerAgent
@@ -63,7 +63,7 @@ case "--help", "-h":
     print(Help.general)
 case "help":
     guard let sub = arguments.dropFirst().first else { print(Help.general); break }
-    guard let text = Help.text(for: sub) else { fail("help: no command \"\(Untrusted.quoted(sub))\" (offer, answer, room, loopback, sdp, report)") }
+    guard let text = Help.text(for: sub) else { fail("help: no command \"\(Untrusted.quoted(sub))\" (offer, answer, room, load, loopback, sdp, report)") }
     print(text)
 case nil:
     FileHandle.standardError.write(Data((Help.general + "\n").utf8))
@@ -80,6 +80,8 @@ case "answer":
     await callCommand(role: .answer, Array(arguments.dropFirst()))
 case "room":
     await callCommand(role: .room, Array(arguments.dropFirst()))
+case "load":
+    await loadCommand(Array(arguments.dropFirst()))
 case let other?:
     fail("unknown command \"\(Untrusted.quoted(other))\" (try peer --help)")
 }

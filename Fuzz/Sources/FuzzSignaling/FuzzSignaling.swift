@@ -2,7 +2,8 @@
 // Signaling.candidate(from:), shared/PROTOCOL.md), fed the JSON value decoded from the
 // input, its array elements, and the input itself as a JSON string; and for the control
 // lines of a running call (ControlCommand, `--control stdin`) and `--at` values
-// (ScheduledAction), fed the input's lines; and for stats timelines (`peer report`:
+// (ScheduledAction) and `peer load`'s prefix and room patterns (LoadPlan), fed the input's
+// lines; and for stats timelines (`peer report`:
 // StatsTimeline.read, then the report's series and its webrtc-internals export, which must
 // be JSON again), fed the whole input. A crash here IS the
 // finding: each check traps with fatalError naming the property that broke.
@@ -26,6 +27,30 @@ private func check(_ value: JSONValue) {
         guard case .string = wire else { fatalError("candidate written as \(wire.serialized), not a JSON string") }
         guard let back = try? Signaling.candidate(from: wire), back == c else {
             fatalError("candidate round trip broke: \(value.serialized.debugDescription) -> \(wire.serialized.debugDescription)")
+        }
+    }
+}
+
+/// `peer load`'s `--prefix-pattern` and `--room-pattern` value `pattern`: refused with an
+/// error that quotes it bounded (200 characters, each escape at most 6) and escaped, or taken, and then every call's topic prefix
+/// (room) holds no `{i}` and no empty URI part.
+private func checkLoadPattern(_ pattern: String) {
+    let template = CallOptions(role: .offer, router: "ws://127.0.0.1:8080/ws")
+    for signaling in [LoadPlan.SignalingMode.legacy(offers: true, prefixPattern: pattern), .rooms(roomPattern: pattern, roomSize: 3)] {
+        let plan = LoadPlan(calls: 100_000, rampPerSecond: 10, signaling: signaling, template: template)
+        do {
+            try plan.validate()
+        } catch {
+            guard error.description.count <= 2_000, !error.description.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x1B }) else {
+                fatalError("pattern error not bounded or not escaped: \(error.description.debugDescription)")
+            }
+            continue
+        }
+        for i in [1, 17, 100_000] {
+            let name = plan.signalingName(ofCall: i)
+            guard !name.contains(LoadPlan.placeholder), !name.split(separator: ".", omittingEmptySubsequences: false).contains(where: \.isEmpty) else {
+                fatalError("pattern \(pattern.debugDescription) gave call \(i) the name \(name.debugDescription)")
+            }
         }
     }
 }
@@ -58,6 +83,7 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         if let at = try? ScheduledAction(parsing: String(line)) {
             guard at.seconds >= 0, at.seconds <= 86_400 else { fatalError("--at \(line.debugDescription) gave \(at.seconds) s") }
         }
+        checkLoadPattern(String(line))
     }
     // A stats timeline: read, summarised and exported without a crash; the export parses.
     if let samples = try? StatsTimeline.read(text, source: "fuzz") {

@@ -125,6 +125,33 @@ class PatternTrack(MediaStreamTrack):
         return frame
 
 
+class FileTrack(MediaStreamTrack):
+    """What a file holds, passed through without decoding (aiortc's MediaPlayer with
+    decode=False: VP8 from an IVF file, Opus from an Ogg file; its sender packetizes the
+    encoded packets as they are), counting what it sent; it stops with the others."""
+
+    def __init__(self, paced, path, kind):
+        super().__init__()
+        from aiortc.contrib.media import MediaPlayer
+        self.kind = kind
+        self.paced = paced
+        self.player = MediaPlayer(path, decode=False)
+        self.source = self.player.video if kind == "video" else self.player.audio
+        if self.source is None:
+            raise ValueError(f"{path}: no {kind} stream aiortc can pass through (VP8 in IVF, Opus in Ogg)")
+        self.sent = 0
+
+    async def recv(self):
+        await self.paced.hold_if_stopped()
+        packet = await self.source.recv()
+        self.sent += 1
+        return packet
+
+    def stop(self):
+        super().stop()
+        self.source.stop()
+
+
 class ToneTrack(MediaStreamTrack):
     """A sine tone, 48 kHz s16, 20 ms frames, -12 dBFS peak (-15 dBFS RMS), the same
     samples in both channels of a stereo frame: aiortc's Opus encoder takes stereo,

@@ -13,6 +13,7 @@ Run it with the aiortc venv's python.
         [--data-send S:LABEL:TEXT ...] [--data-close S:LABEL ...] [--data-echo]
         [--record-audio PATH.ogg]
         [--video-bitrate BPS] [--no-audio-analysis] [--t-from-exec]   (peer-bench compare)
+        [--play-video PATH.ivf] [--play-audio PATH.ogg]   (peer-bench load: files passed through)
         (data channels: aiortc_data.py; their counts in each peer's "data")
 
 It speaks the profiles of shared/PROTOCOL.md over one WAMP session (WebSocket
@@ -95,7 +96,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from aiortc_peer import Counter, Paced, PatternTrack, ToneTrack, add_loopback, consume  # noqa: E402
+from aiortc_peer import Counter, FileTrack, Paced, PatternTrack, ToneTrack, add_loopback, consume  # noqa: E402
 from aiortc_data import DataChannels, add_arguments as add_data_arguments  # noqa: E402
 
 import aiortc  # noqa: E402
@@ -237,8 +238,11 @@ class Link:
         args = agent.args
         self.pc = RTCPeerConnection(RTCConfiguration(iceServers=[]))
         self.paced = Paced()
-        self.video = PatternTrack(self.paced, args.width, args.height, args.fps)
-        self.audio = ToneTrack(self.paced, args.tone)
+        # --play-video/--play-audio: a file's packets passed through (peer-bench load), else
+        # the pattern and the tone, encoded here.
+        self.video = FileTrack(self.paced, args.play_video, "video") if args.play_video \
+            else PatternTrack(self.paced, args.width, args.height, args.fps)
+        self.audio = FileTrack(self.paced, args.play_audio, "audio") if args.play_audio else ToneTrack(self.paced, args.tone)
         self.counter = Counter(on_first_video=lambda: emit({"event": "firstRemoteFrame", "peer": remote}),
                                analyse_audio=not args.no_audio_analysis)
         self.consumers = []
@@ -897,6 +901,11 @@ def main():
     ap.add_argument("--log-wire", action="store_true", help="every publication sent and received, on stderr")
     ap.add_argument("--video-bitrate", type=int, metavar="BPS",
                     help="pin aiortc's VP8 target bitrate (its default 500 kbit/s, moved by REMB within 250k-1.5M)")
+    ap.add_argument("--play-video", metavar="PATH.ivf",
+                    help="send this IVF file's VP8 frames as they are (aiortc's MediaPlayer, decode=False; "
+                         "no loop: make it longer than the call) instead of the encoded pattern")
+    ap.add_argument("--play-audio", metavar="PATH.ogg",
+                    help="send this Ogg file's Opus packets as they are instead of the encoded tone")
     ap.add_argument("--no-audio-analysis", action="store_true",
                     help="skip the per-sample level and pitch of the received audio (peer-bench compare: CPU)")
     ap.add_argument("--udp-receive-buffer", type=int, metavar="BYTES",

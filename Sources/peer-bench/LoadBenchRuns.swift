@@ -164,13 +164,7 @@ enum LoadBenchRuns {
                                       stdoutPath: "\(s.dir)/\(name)-o.json", stderrPath: "\(s.dir)/\(name)-o.log"))
         }
         let all = offers + answers
-        let samples = sampleMidRun(all, after: Double(s.seconds) / 2 + 1)
-        var figures: [ProcessFigures] = []
-        for (i, p) in all.enumerated() {
-            var f = ProcessFigures(usage: p.wait())
-            (f.threads, f.rssBytes, f.openFiles) = samples[i]
-            figures.append(f)
-        }
+        let figures = figuresMidRun(all, after: Double(s.seconds) / 2 + 1)
         // Packets: each process's final stats, received ÷ (received + lost), as peer load's.
         var worst = 1.0
         for p in all {
@@ -206,13 +200,7 @@ enum LoadBenchRuns {
                                       stderrPath: "\(s.dir)/aiortc-\(pairs)-\(i)-o.log"))
         }
         let all = offers + answers
-        let samples = sampleMidRun(all, after: Double(s.seconds) / 2 + 2)
-        var figures: [ProcessFigures] = []
-        for (i, p) in all.enumerated() {
-            var f = ProcessFigures(usage: p.wait())
-            (f.threads, f.rssBytes, f.openFiles) = samples[i]
-            figures.append(f)
-        }
+        let figures = figuresMidRun(all, after: Double(s.seconds) / 2 + 2)
         var worst = 1.0
         for i in 0..<pairs {
             let o = aiortcFrames(offers[i].events()), a = aiortcFrames(answers[i].events())
@@ -225,6 +213,17 @@ enum LoadBenchRuns {
     }
 
     // MARK: /proc
+
+    /// Each process's figures: threads, RSS and open files sampled `seconds` in
+    /// (``sampleMidRun(_:after:)``), then its resource usage once it has exited.
+    static func figuresMidRun(_ processes: [Spawned], after seconds: Double) -> [ProcessFigures] {
+        let samples = sampleMidRun(processes, after: seconds)
+        return zip(processes, samples).map { p, sample in
+            var f = ProcessFigures(usage: p.wait())
+            (f.threads, f.rssBytes, f.openFiles) = sample
+            return f
+        }
+    }
 
     /// Sleeps `seconds`, then reads each process's threads, RSS and open files (the program
     /// `time` runs: the child of each ``Spawned``).
